@@ -1,0 +1,98 @@
+/// Runs `operation` once calls of its group stop coming for `duration`.
+///
+/// Calls are grouped by `identifier`, or, without one, by the call site (`fileID:line:column`).
+/// With ``DebounceOptions/default`` every call restarts the quiet window and only the latest
+/// call of a burst runs, `duration` after it. With ``DebounceOptions/runFirst`` a call that
+/// finds the group idle also runs at once. An operation already running is never cancelled by
+/// a newer call. A `duration` of zero or less runs the operation at once.
+///
+/// The call is applied before this function returns, in the order calls are made, stamped with
+/// the clock reading at the call; it creates no `Task` (the group's one timer is made when the
+/// group becomes live).
+///
+/// ```swift
+/// func searchTextChanged(_ text: String) {
+///     debounce(.milliseconds(300), identifier: "search", by: .ownedActor) {
+///         index.query(text)
+///     }
+/// }
+/// ```
+///
+/// - Parameters:
+///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - actorType: Where the operation runs. Defaults to the main actor.
+///   - option: Trailing only (`.default`) or leading and trailing (`.runFirst`).
+///   - operation: The work to run.
+public func debounce(
+    _ duration: Duration = .seconds(1),
+    identifier: String? = nil,
+    by actorType: ActorType = .mainActor,
+    option: DebounceOptions = .default,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: @escaping @Sendable () -> Void
+) {
+    TempoRegistry.current.debounce(
+        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+        operation: .sync(operation, actorType))
+}
+
+/// Debounces a main-actor operation; otherwise as
+/// ``debounce(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,_,_,_,()->Void)``.
+///
+/// ```swift
+/// @MainActor func textChanged() {
+///     debounce(.milliseconds(250)) { self.label.text = self.model.summary }
+/// }
+/// ```
+public func debounce(
+    _ duration: Duration = .seconds(1),
+    identifier: String? = nil,
+    option: DebounceOptions = .default,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: @escaping @MainActor @Sendable () -> Void
+) {
+    TempoRegistry.current.debounce(
+        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+        operation: .main(operation))
+}
+
+/// Debounces an asynchronous, throwing operation, and returns the task that runs it if this
+/// call is the one that runs.
+///
+/// The returned task finishes when the call's fate is known: at once when a newer call
+/// replaces it, or after the operation when it runs. Cancelling it before the operation starts
+/// withdraws the call: the operation never runs. Errors thrown by the operation go to
+/// `onError`.
+///
+/// ```swift
+/// debounce(.milliseconds(300), identifier: "save", onError: { log($0) }) {
+///     try await api.save(draft)
+/// }
+/// ```
+@discardableResult
+public func debounce(
+    _ duration: Duration = .seconds(1),
+    identifier: String? = nil,
+    by actorType: ActorType = .mainActor,
+    option: DebounceOptions = .default,
+    onError: (@Sendable (any Error) -> Void)? = nil,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: @escaping @Sendable () async throws -> Void
+) -> Task<Void, Never> {
+    guard duration > .zero else {
+        return immediateTask(by: actorType, onError: onError, operation: operation)
+    }
+    let ticket = Ticket()
+    let task = ticketTask(ticket, by: actorType, onError: onError, operation: operation)
+    TempoRegistry.current.debounce(
+        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+        operation: .ticket(ticket))
+    return task
+}

@@ -1,0 +1,76 @@
+/// Runs `operation` once `duration` has passed. Zero or less runs it at once.
+///
+/// The pending delay appears in ``TempoRegistry/snapshot()`` under its call site until it runs.
+///
+/// ```swift
+/// delay(.seconds(2), by: .ownedActor) { cache.trim() }
+/// ```
+public func delay(
+    _ duration: Duration = .seconds(1),
+    by actorType: ActorType = .mainActor,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: @escaping @Sendable () -> Void
+) {
+    TempoRegistry.current.delay(
+        duration, key: GroupKey(nil, fileID, line, column), operation: .sync(operation, actorType))
+}
+
+/// Runs a main-actor operation once `duration` has passed. Zero or less runs it at once.
+///
+/// ```swift
+/// delay(.seconds(3)) { banner.isHidden = true }
+/// ```
+public func delay(
+    _ duration: Duration = .seconds(1),
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: @escaping @MainActor @Sendable () -> Void
+) {
+    TempoRegistry.current.delay(
+        duration, key: GroupKey(nil, fileID, line, column), operation: .main(operation))
+}
+
+/// Runs an asynchronous, throwing operation once `duration` has passed, and returns its task.
+///
+/// Cancelling the task before the operation starts means it never runs. Errors go to
+/// `onError`. Zero or less runs it at once.
+///
+/// ```swift
+/// let undo = delay(.seconds(5), by: .taskContext) { try await mail.send(draft) }
+/// // "Undo" tapped:
+/// undo.cancel()
+/// ```
+@discardableResult
+public func delay(
+    _ duration: Duration = .seconds(1),
+    by actorType: ActorType = .mainActor,
+    onError: (@Sendable (any Error) -> Void)? = nil,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: @escaping @Sendable () async throws -> Void
+) -> Task<Void, Never> {
+    scheduledTask(
+        after: duration, by: actorType, onError: onError,
+        key: GroupKey(nil, fileID, line, column), operation: operation)
+}
+
+/// A task that waits `duration` through the registry's delay table, then runs `operation`.
+func scheduledTask(
+    after duration: Duration,
+    by actorType: ActorType,
+    onError: (@Sendable (any Error) -> Void)?,
+    key: GroupKey,
+    operation: @escaping @Sendable () async throws -> Void
+) -> Task<Void, Never> {
+    guard duration > .zero else {
+        return immediateTask(by: actorType, onError: onError, operation: operation)
+    }
+    let ticket = Ticket()
+    let task = ticketTask(ticket, by: actorType, onError: onError, operation: operation)
+    TempoRegistry.current.delay(duration, key: key, operation: .ticket(ticket))
+    return task
+}

@@ -1,0 +1,113 @@
+import Synchronization
+
+/// A clock that lets Tempo's engine hand it timers and report the work they start, so that
+/// advancing it is deterministic. `TempoTesting.ManualClock` is the one conformer.
+///
+/// Timers are callbacks, not sleeping tasks: the clock calls `fire` while it is being advanced,
+/// on the advancing task, once its time reaches the deadline. `fire` gets the clock's time and
+/// returns the next deadline to call it again at, or `nil` when the timer is done.
+package protocol DeterministicClock: AnyObject, Sendable {
+    /// The time elapsed since the clock's origin.
+    var offset: Duration { get }
+    /// Registers a timer; returns an identifier for ``cancelTimer(_:)``.
+    func scheduleTimer(at deadline: Duration, _ fire: @escaping @Sendable (Duration) -> Duration?)
+        -> UInt64
+    /// Removes a timer that has not fired yet; does nothing for an unknown identifier.
+    func cancelTimer(_ id: UInt64)
+    /// Marks the start of work that an advance must wait for.
+    func beginWork() -> UInt64
+    /// Marks the end of work started with ``beginWork()``.
+    func endWork(_ id: UInt64)
+}
+
+/// Work started by a timer of a ``DeterministicClock`` (an operation on another actor, or the
+/// task behind a `Task`-returning call). Advancing the clock waits until every token is
+/// finished or parked in a sleep on that clock.
+package final class WorkToken: Sendable {
+    package let host: any DeterministicClock
+    /// The identifier ``DeterministicClock/beginWork()`` gave this work.
+    package let id: UInt64
+    private let finished = Atomic<Bool>(false)
+
+    /// The work the current task is doing, if a deterministic clock tracks it.
+    @TaskLocal package static var current: WorkToken?
+
+    init(host: any DeterministicClock) {
+        self.host = host
+        self.id = host.beginWork()
+    }
+
+    /// Ends the work; later calls do nothing.
+    package func finish() {
+        if !finished.exchange(true, ordering: .acquiringAndReleasing) { host.endWork(id) }
+    }
+
+    /// Whether ``finish()`` has been called.
+    package var isFinished: Bool { finished.load(ordering: .acquiring) }
+}
+
+/// A timer armed by the engine: a sleeping task on an ordinary clock, or a callback held by a
+/// deterministic clock.
+enum TimerRef: Sendable {
+    case task(Task<Void, Never>)
+    case manual(any DeterministicClock, UInt64)
+
+    func cancel() {
+        switch self {
+        case .task(let task): task.cancel()
+        case .manual(let host, let id): host.cancelTimer(id)
+        }
+    }
+}
+
+/// The engine's view of a clock: time as a `Duration` since the clock's origin, sleeping in
+/// bounded steps, and timers.
+struct EngineClock: Sendable {
+    /// The longest single sleep handed to the underlying clock. Longer waits are made of steps
+    /// of this size, so no deadline passed to a clock can overflow its instant arithmetic.
+    static let maximumStep: Duration = .seconds(3_600)
+
+    let now: @Sendable () -> Duration
+    private let sleepStep: @Sendable (Duration) async throws -> Void
+    let host: (any DeterministicClock)?
+
+    init<C: Clock>(_ clock: C) where C.Duration == Duration {
+        let origin = clock.now
+        now = { origin.duration(to: clock.now) }
+        sleepStep = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
+        host = clock as? any DeterministicClock
+    }
+
+    /// Sleeps until `deadline` (an offset from the origin). Throws `CancellationError` when the
+    /// task is cancelled. Any deadline is safe, `Duration`'s largest included.
+    func sleep(until deadline: Duration) async throws {
+        while true {
+            let current = now()
+            if current >= deadline { return }
+            try await sleepStep(min(deadline, current.adding(Self.maximumStep)))
+        }
+    }
+
+    /// Arms a timer at `deadline`. `fire` runs when the deadline has passed and returns the next
+    /// deadline to wake for, or `nil` to end the timer. On an ordinary clock the timer is one
+    /// task that loops, so re-arming to a later deadline costs no new task.
+    func startTimer(at deadline: Duration, _ fire: @escaping @Sendable (Duration) -> Duration?)
+        -> TimerRef
+    {
+        if let host { return .manual(host, host.scheduleTimer(at: deadline, fire)) }
+        return .task(
+            Task { [self] in
+                var target = deadline
+                while true {
+                    do { try await sleep(until: target) } catch { return }
+                    guard let next = fire(now()) else { return }
+                    target = next
+                }
+            })
+    }
+
+    /// Starts tracked work when the clock is deterministic.
+    func beginWork() -> WorkToken? {
+        host.map { WorkToken(host: $0) }
+    }
+}

@@ -1,0 +1,188 @@
+import Synchronization
+
+/// An operation waiting in the engine. Synchronous operations are stored as they are; the
+/// `Task`-returning overloads store a ``Ticket`` that their task waits on, so the engine only
+/// tells that task whether, and when, to run.
+enum Operation: Sendable {
+    case sync(@Sendable () -> Void, ActorType)
+    case main(@MainActor @Sendable () -> Void)
+    case ticket(Ticket)
+
+    /// Runs the operation now, or hands it to its actor. Never blocks on another actor.
+    func launch(_ clock: EngineClock) {
+        switch self {
+        case .sync(let operation, .taskContext):
+            operation()
+        case .sync(let operation, .mainActor):
+            let token = clock.beginWork()
+            Task { @MainActor in
+                operation()
+                token?.finish()
+            }
+        case .sync(let operation, .ownedActor):
+            let token = clock.beginWork()
+            Task { @TempoActor in
+                operation()
+                token?.finish()
+            }
+        case .main(let operation):
+            let token = clock.beginWork()
+            Task { @MainActor in
+                operation()
+                token?.finish()
+            }
+        case .ticket(let ticket):
+            ticket.grant(clock.beginWork())
+        }
+    }
+
+    /// Tells a waiting task that its call will never run. Synchronous operations need nothing.
+    func discard() {
+        if case .ticket(let ticket) = self { ticket.close() }
+    }
+
+    func isTicket(_ other: Ticket) -> Bool {
+        if case .ticket(let ticket) = self { return ticket === other }
+        return false
+    }
+}
+
+/// The link between one call of a `Task`-returning overload and the task it returned.
+///
+/// The engine decides (``grant(_:)`` or ``close()``); the task waits (``wait()``) and then asks
+/// to ``start()``. Cancelling the task closes the ticket unless the operation already started,
+/// so once `cancel()` returns the operation can no longer start.
+final class Ticket: Sendable {
+    private enum State {
+        case undecided
+        case waiting(CheckedContinuation<Void, Never>)
+        case granted(WorkToken?)
+        case started
+        case closed
+    }
+
+    private let state = Mutex<State>(.undecided)
+    /// Removes the ticket's call from the engine; set once when the call is registered.
+    private let withdrawal = Mutex<(@Sendable () -> Void)?>(nil)
+
+    func setWithdrawal(_ withdraw: @escaping @Sendable () -> Void) {
+        withdrawal.withLock { $0 = withdraw }
+    }
+
+    /// The engine says: run now.
+    func grant(_ token: WorkToken?) {
+        let (waiter, unused) = state.withLock {
+            state -> (CheckedContinuation<Void, Never>?, WorkToken?) in
+            switch state {
+            case .undecided:
+                state = .granted(token)
+                return (nil, nil)
+            case .waiting(let continuation):
+                state = .granted(token)
+                return (continuation, nil)
+            case .granted, .started, .closed:
+                return (nil, token)
+            }
+        }
+        unused?.finish()
+        waiter?.resume()
+    }
+
+    /// The engine says: this call will never run (it was replaced, dropped or cancelled).
+    func close() {
+        let (waiter, token) = state.withLock {
+            state -> (CheckedContinuation<Void, Never>?, WorkToken?) in
+            switch state {
+            case .undecided:
+                state = .closed
+                return (nil, nil)
+            case .waiting(let continuation):
+                state = .closed
+                return (continuation, nil)
+            case .granted(let token):
+                state = .closed
+                return (nil, token)
+            case .started, .closed:
+                return (nil, nil)
+            }
+        }
+        token?.finish()
+        waiter?.resume()
+    }
+
+    /// The task was cancelled: close the ticket and take the call out of the engine.
+    func cancel() {
+        close()
+        withdrawal.withLock { $0 }?()
+    }
+
+    /// Waits until the engine has decided.
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Bool in
+                switch state {
+                case .undecided:
+                    state = .waiting(continuation)
+                    return false
+                case .waiting:
+                    preconditionFailure("a ticket has one waiter")
+                case .granted, .started, .closed:
+                    return true
+                }
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Claims the right to run. Returns `nil` when the call must not run, else the work token
+    /// (itself optional) to finish when the operation ends.
+    func start() -> WorkToken?? {
+        state.withLock { state -> WorkToken?? in
+            guard case .granted(let token) = state else { return .none }
+            state = .started
+            return .some(token)
+        }
+    }
+}
+
+/// The body of every `Task` a `Task`-returning helper gives back: wait for the engine's verdict,
+/// then run the operation on its actor, sending errors to `onError`.
+func ticketTask(
+    _ ticket: Ticket,
+    by actorType: ActorType,
+    onError: (@Sendable (any Error) -> Void)?,
+    operation: @escaping @Sendable () async throws -> Void
+) -> Task<Void, Never> {
+    Task {
+        await withTaskCancellationHandler {
+            await ticket.wait()
+        } onCancel: {
+            ticket.cancel()
+        }
+        guard let token = ticket.start() else { return }
+        await WorkToken.$current.withValue(token) {
+            do {
+                try await actorType.run(operation)
+            } catch {
+                onError?(error)
+            }
+        }
+        token?.finish()
+    }
+}
+
+/// A task that runs `operation` at once on its actor (durations of zero or less).
+func immediateTask(
+    by actorType: ActorType,
+    onError: (@Sendable (any Error) -> Void)?,
+    operation: @escaping @Sendable () async throws -> Void
+) -> Task<Void, Never> {
+    Task {
+        guard !Task.isCancelled else { return }
+        do {
+            try await actorType.run(operation)
+        } catch {
+            onError?(error)
+        }
+    }
+}

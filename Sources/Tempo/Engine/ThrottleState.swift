@@ -1,0 +1,88 @@
+/// The state of one throttle group, and its transitions; like ``DebounceState`` it holds no
+/// clock and no task.
+///
+/// A window covers `[opened, closesAt)`: a call at `closesAt` finds it closed. When a window
+/// closes with a trailing call pending (`.ensureLast`), that call runs at the closing instant
+/// and opens the next window there.
+struct ThrottleState<Payload> {
+    /// When the open window closes; `nil` when no window is open.
+    private(set) var closesAt: Duration?
+    /// The latest call dropped during the window, kept by `.ensureLast`.
+    private(set) var trailing: Payload?
+    private var trailingDuration: Duration = .zero
+
+    struct CallResult {
+        /// A trailing call whose window had closed when this call came; it runs first.
+        var catchUp: Payload?
+        /// The call itself, when it found the window closed.
+        var runNow: Payload?
+        /// A call that will never run: this one (dropped) or the trailing call it replaced.
+        var dropped: Payload?
+        /// When the open window closes.
+        var wake: Duration
+    }
+
+    struct FireResult {
+        var run: Payload?
+        /// When to look again, or `nil` when the group is idle and can be removed.
+        var next: Duration?
+    }
+
+    /// A call at `now` with a positive `duration`.
+    mutating func call(
+        at now: Duration, duration: Duration, option: ThrottleOptions, payload: Payload
+    ) -> CallResult {
+        var result = CallResult(wake: .zero)
+        if let end = closesAt, now >= end {
+            result.catchUp = closeWindow(at: end)
+            if let reopened = closesAt, now >= reopened { closesAt = nil }
+        }
+        if closesAt == nil {
+            result.runNow = payload
+            closesAt = now.adding(duration)
+        } else if option == .ensureLast {
+            result.dropped = trailing
+            trailing = payload
+            trailingDuration = duration
+        } else {
+            result.dropped = payload
+        }
+        result.wake = closesAt!
+        return result
+    }
+
+    /// The timer woke at `now`.
+    mutating func fire(at now: Duration) -> FireResult {
+        guard let end = closesAt else { return FireResult() }
+        if now < end { return FireResult(run: nil, next: end) }
+        let run = closeWindow(at: end)
+        // A late wake-up can find even the window the trailing call opened already over.
+        if let reopened = closesAt, reopened <= now { closesAt = nil }
+        return FireResult(run: run, next: closesAt)
+    }
+
+    /// Removes the trailing call (cancel), returning it.
+    mutating func cancelTrailing() -> Payload? {
+        defer { trailing = nil }
+        return trailing
+    }
+
+    /// Runs the trailing call now (flush): it runs at `now` and opens a window there.
+    mutating func flush(at now: Duration) -> Payload? {
+        guard let run = trailing else { return nil }
+        trailing = nil
+        closesAt = now.adding(trailingDuration)
+        return run
+    }
+
+    /// Closes the window at `end`: a trailing call runs and opens the next window at `end`.
+    private mutating func closeWindow(at end: Duration) -> Payload? {
+        guard let run = trailing else {
+            closesAt = nil
+            return nil
+        }
+        trailing = nil
+        closesAt = end.adding(trailingDuration)
+        return run
+    }
+}

@@ -1,0 +1,57 @@
+/// Waits for `duration` on the current registry's clock.
+///
+/// Returns early, without throwing, when the task is cancelled; zero or less returns at once.
+/// Any duration is safe: `.seconds(Int64.max)` waits until the task is cancelled.
+///
+/// ```swift
+/// await sleep(.milliseconds(500))
+/// ```
+public func sleep(_ duration: Duration = .seconds(1)) async {
+    guard duration > .zero else { return }
+    let clock = TempoRegistry.current.clock
+    try? await clock.sleep(until: clock.now().adding(duration))
+}
+
+/// Runs an asynchronous operation on the chosen actor, after an optional wait, and returns its
+/// task. Cancelled before it starts, the operation never runs.
+///
+/// ```swift
+/// execute(with: .milliseconds(200), on: .ownedActor) { await cache.warm() }
+/// ```
+///
+/// - Parameters:
+///   - delay: How long to wait first. Defaults to zero: start at once.
+///   - actorType: Where the operation runs. Defaults to the main actor.
+///   - operation: The work to run.
+@discardableResult
+public func execute(
+    with delay: Duration = .zero,
+    on actorType: ActorType = .mainActor,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: @escaping @Sendable () async -> Void
+) -> Task<Void, Never> {
+    scheduledTask(
+        after: delay, by: actorType, onError: nil, key: GroupKey(nil, fileID, line, column),
+        operation: operation)
+}
+
+/// Runs an asynchronous main-actor operation after an optional wait, and returns its task.
+/// Cancelled before it starts, the operation never runs.
+///
+/// ```swift
+/// execute(with: .seconds(1)) { await viewModel.reload() }
+/// ```
+@discardableResult
+public func execute(
+    with delay: Duration = .zero,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: @escaping @MainActor @Sendable () async -> Void
+) -> Task<Void, Never> {
+    scheduledTask(
+        after: delay, by: .taskContext, onError: nil, key: GroupKey(nil, fileID, line, column),
+        operation: { await operation() })
+}

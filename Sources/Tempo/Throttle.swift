@@ -1,0 +1,95 @@
+/// Runs `operation` at most once per `duration` for its group.
+///
+/// Calls are grouped by `identifier`, or, without one, by the call site (`fileID:line:column`).
+/// With ``ThrottleOptions/default`` a call that finds the window closed runs at once and opens
+/// a window of `duration`; calls while it is open are dropped. With
+/// ``ThrottleOptions/ensureLast`` the latest dropped call also runs when the window closes,
+/// which opens the next window. A `duration` of zero or less runs the operation at once.
+///
+/// A dropped call costs a clock read and a table lookup under a lock: no `Task`, no timer.
+///
+/// ```swift
+/// func scrollViewDidScroll(offset: Double) {
+///     throttle(.milliseconds(100), identifier: "prefetch", by: .ownedActor) {
+///         prefetcher.load(around: offset)
+///     }
+/// }
+/// ```
+///
+/// - Parameters:
+///   - duration: The window length. Defaults to 1 second.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - actorType: Where the operation runs. Defaults to the main actor.
+///   - option: Leading only (`.default`) or leading and trailing (`.ensureLast`).
+///   - operation: The work to run.
+public func throttle(
+    _ duration: Duration = .seconds(1),
+    identifier: String? = nil,
+    by actorType: ActorType = .mainActor,
+    option: ThrottleOptions = .default,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: @escaping @Sendable () -> Void
+) {
+    TempoRegistry.current.throttle(
+        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+        operation: .sync(operation, actorType))
+}
+
+/// Throttles a main-actor operation; otherwise as
+/// ``throttle(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,_,_,_,()->Void)``.
+///
+/// ```swift
+/// @MainActor func likeTapped() {
+///     throttle(.seconds(2)) { self.model.like() }
+/// }
+/// ```
+public func throttle(
+    _ duration: Duration = .seconds(1),
+    identifier: String? = nil,
+    option: ThrottleOptions = .default,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: @escaping @MainActor @Sendable () -> Void
+) {
+    TempoRegistry.current.throttle(
+        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+        operation: .main(operation))
+}
+
+/// Throttles an asynchronous, throwing operation, and returns the task that runs it if this
+/// call is one that runs.
+///
+/// The returned task finishes at once when the call is dropped, or after the operation when it
+/// runs. Cancelling it before the operation starts withdraws the call. Errors thrown by the
+/// operation go to `onError`.
+///
+/// ```swift
+/// throttle(.seconds(5), identifier: "refresh", onError: { log($0) }) {
+///     try await feed.refresh()
+/// }
+/// ```
+@discardableResult
+public func throttle(
+    _ duration: Duration = .seconds(1),
+    identifier: String? = nil,
+    by actorType: ActorType = .mainActor,
+    option: ThrottleOptions = .default,
+    onError: (@Sendable (any Error) -> Void)? = nil,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: @escaping @Sendable () async throws -> Void
+) -> Task<Void, Never> {
+    guard duration > .zero else {
+        return immediateTask(by: actorType, onError: onError, operation: operation)
+    }
+    let ticket = Ticket()
+    let task = ticketTask(ticket, by: actorType, onError: onError, operation: operation)
+    TempoRegistry.current.throttle(
+        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+        operation: .ticket(ticket))
+    return task
+}

@@ -1,0 +1,3 @@
+import Tempo
+
+print("demo placeholder")

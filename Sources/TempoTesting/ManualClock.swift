@@ -1,0 +1,298 @@
+import Synchronization
+import Tempo
+
+/// A clock that moves only when a test moves it, so timing code can be tested without
+/// sleeping and without flakiness.
+///
+/// Build a ``Tempo/TempoRegistry`` on it and make that registry current: the free functions
+/// (`debounce`, `throttle`, `delay`, `execute`, `sleep`) then run on this clock.
+/// ``advance(by:)`` is deterministic for Tempo's scheduled work: when it returns, every timer
+/// that came due has fired, in deadline order, and every operation it started has finished (or
+/// is itself asleep on this clock).
+///
+/// ```swift
+/// @Test func searchRunsOnceAfterTyping() async {
+///     let clock = ManualClock()
+///     let registry = TempoRegistry(clock: clock)
+///     let queries = Queries()
+///     await registry.withCurrent {
+///         for text in ["s", "sw", "swi"] {
+///             debounce(.milliseconds(300), by: .taskContext) { queries.append(text) }
+///             await clock.advance(by: .milliseconds(100))
+///         }
+///         await clock.advance(by: .milliseconds(300))
+///     }
+///     #expect(queries.all == ["swi"])
+/// }
+/// ```
+///
+/// Code that sleeps on the clock directly (`try await clock.sleep(for:)`) is resumed by
+/// ``advance(by:)`` but not waited for: use ``waitForSleepers(_:)`` to wait until such a task
+/// is asleep again before advancing further.
+///
+/// Its ``minimumResolution`` is one nanosecond, so arithmetic that divides by a clock's
+/// resolution stays finite.
+public final class ManualClock: Clock, Sendable {
+    /// An instant of a ``ManualClock``: the time since the clock's origin.
+    public struct Instant: InstantProtocol, Sendable, Hashable, Comparable, CustomStringConvertible
+    {
+        /// The time since the clock's origin.
+        public var offset: Duration
+
+        /// An instant `offset` after the origin.
+        public init(offset: Duration) { self.offset = offset }
+
+        /// Saturates instead of trapping on overflow.
+        public func advanced(by duration: Duration) -> Instant {
+            let (sum, overflow) = offset.attoseconds.addingReportingOverflow(duration.attoseconds)
+            if overflow {
+                return Instant(offset: Duration(attoseconds: duration > .zero ? .max : .min))
+            }
+            return Instant(offset: Duration(attoseconds: sum))
+        }
+
+        public func duration(to other: Instant) -> Duration { other.offset - offset }
+
+        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+
+        public var description: String { "ManualClock.Instant(\(offset))" }
+    }
+
+    private enum Waiter {
+        case timer(@Sendable (Duration) -> Duration?)
+        case sleeper(CheckedContinuation<Void, any Error>, parked: WorkToken?)
+    }
+
+    private struct Entry {
+        var deadline: Duration
+        var order: UInt64
+        var waiter: Waiter
+    }
+
+    private struct State {
+        var now: Duration
+        var entries: [UInt64: Entry] = [:]
+        var lastID: UInt64 = 0
+        var activeWork: Set<UInt64> = []
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        mutating func nextID() -> UInt64 {
+            lastID &+= 1
+            return lastID
+        }
+
+        /// Resumes the tasks waiting for enough sleepers; returns them to resume outside the lock.
+        mutating func takeSatisfiedSleeperWaiters() -> [CheckedContinuation<Void, Never>] {
+            let count = entries.count
+            var ready: [CheckedContinuation<Void, Never>] = []
+            sleeperWaiters.removeAll { waiter in
+                guard count >= waiter.count else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            return ready
+        }
+    }
+
+    private let state: Mutex<State>
+
+    /// A clock reading `now`, zero by default.
+    public init(now: Instant = Instant(offset: .zero)) {
+        state = Mutex(State(now: now.offset))
+    }
+
+    /// The current time.
+    public var now: Instant { Instant(offset: state.withLock { $0.now }) }
+
+    /// One nanosecond.
+    public var minimumResolution: Duration { .nanoseconds(1) }
+
+    /// How many sleepers wait: Tempo timers and tasks asleep on this clock.
+    public var sleeperCount: Int { state.withLock { $0.entries.count } }
+
+    /// Suspends until `deadline`, or throws `CancellationError` when the task is cancelled.
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        let id = state.withLock { $0.nextID() }
+        let token = WorkToken.current.flatMap { $0.host === self && !$0.isFinished ? $0 : nil }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<Void, any Error>) in
+                enum Outcome {
+                    case due, cancelled
+                    case asleep([CheckedContinuation<Void, Never>])
+                }
+                let outcome = state.withLock { state -> Outcome in
+                    if deadline.offset <= state.now { return .due }
+                    if Task.isCancelled { return .cancelled }
+                    state.entries[id] = Entry(
+                        deadline: deadline.offset, order: id,
+                        waiter: .sleeper(continuation, parked: token))
+                    var waiters = state.takeSatisfiedSleeperWaiters()
+                    if let token { waiters += parkLocked(&state, token) }
+                    return .asleep(waiters)
+                }
+                switch outcome {
+                case .due: continuation.resume()
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .asleep(let waiters): for waiter in waiters { waiter.resume() }
+                }
+            }
+        } onCancel: {
+            let entry = state.withLock { state -> Entry? in
+                guard let entry = state.entries.removeValue(forKey: id) else { return nil }
+                if case .sleeper(_, let token?) = entry.waiter { unparkLocked(&state, token) }
+                return entry
+            }
+            if case .sleeper(let continuation, _)? = entry?.waiter {
+                continuation.resume(throwing: CancellationError())
+            }
+        }
+    }
+
+    /// Moves the clock forward by `duration`, firing everything that comes due on the way, in
+    /// deadline order. Zero or negative does nothing but let due work run.
+    public func advance(by duration: Duration) async {
+        await advance(to: now.advanced(by: max(duration, .zero)))
+    }
+
+    /// Moves the clock to `deadline` (never backwards), firing everything that comes due on the
+    /// way, in deadline order, at its own deadline. Returns once the timers have fired and the
+    /// work they started has finished or is asleep on this clock.
+    public func advance(to deadline: Instant) async {
+        while true {
+            let due = state.withLock { state -> [Entry]? in
+                guard
+                    let next = state.entries.values.min(by: {
+                        ($0.deadline, $0.order) < ($1.deadline, $1.order)
+                    }),
+                    next.deadline <= deadline.offset
+                else {
+                    state.now = max(state.now, deadline.offset)
+                    return nil
+                }
+                state.now = max(state.now, next.deadline)
+                let now = state.now
+                var due: [Entry] = []
+                for (id, entry) in state.entries where entry.deadline <= now {
+                    due.append(entry)
+                    state.entries[id] = nil
+                    if case .sleeper(_, let token?) = entry.waiter { unparkLocked(&state, token) }
+                }
+                due.sort { ($0.deadline, $0.order) < ($1.deadline, $1.order) }
+                return due
+            }
+            guard let due else { break }
+            let now = state.withLock { $0.now }
+            for entry in due {
+                switch entry.waiter {
+                case .timer(let fire):
+                    if let next = fire(now) {
+                        state.withLock { state in
+                            state.entries[entry.order] = Entry(
+                                deadline: max(next, now), order: entry.order, waiter: entry.waiter)
+                        }
+                    }
+                case .sleeper(let continuation, _):
+                    continuation.resume()
+                }
+            }
+            await settle()
+        }
+        await settle()
+    }
+
+    /// Advances from one deadline to the next until nothing is left to fire, or until
+    /// `limit` has passed, whichever comes first. A repeating timer would otherwise never let
+    /// it stop.
+    public func runUntilIdle(limit: Duration = .seconds(86_400 * 365)) async {
+        let end = now.advanced(by: limit)
+        while let next = state.withLock({ $0.entries.values.map(\.deadline).min() }),
+            next <= end.offset
+        {
+            await advance(to: Instant(offset: next))
+        }
+    }
+
+    /// Suspends until at least `count` sleepers wait on this clock: Tempo timers, or tasks
+    /// asleep in ``sleep(until:tolerance:)``. Use it to let a task reach its next sleep before
+    /// advancing.
+    public func waitForSleepers(_ count: Int = 1) async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Bool in
+                if state.entries.count >= count { return true }
+                state.sleeperWaiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Waits until every piece of work started by a timer has finished or sleeps on this clock.
+    private func settle() async {
+        await Task.yield()
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Bool in
+                if state.activeWork.isEmpty { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Work asleep on this clock counts as settled: `advance` must not wait for it, or an
+    /// operation that sleeps on the clock would wait for an advance that waits for it.
+    private func parkLocked(_ state: inout State, _ token: WorkToken)
+        -> [CheckedContinuation<Void, Never>]
+    {
+        state.activeWork.remove(token.id)
+        guard state.activeWork.isEmpty else { return [] }
+        defer { state.idleWaiters = [] }
+        return state.idleWaiters
+    }
+
+    /// The sleeping work is awake again: `advance` waits for it once more.
+    private func unparkLocked(_ state: inout State, _ token: WorkToken) {
+        if !token.isFinished { state.activeWork.insert(token.id) }
+    }
+}
+
+extension ManualClock: DeterministicClock {
+    package var offset: Duration { state.withLock { $0.now } }
+
+    package func scheduleTimer(
+        at deadline: Duration, _ fire: @escaping @Sendable (Duration) -> Duration?
+    ) -> UInt64 {
+        let (id, waiters) = state.withLock {
+            state -> (UInt64, [CheckedContinuation<Void, Never>]) in
+            let id = state.nextID()
+            state.entries[id] = Entry(deadline: deadline, order: id, waiter: .timer(fire))
+            return (id, state.takeSatisfiedSleeperWaiters())
+        }
+        for waiter in waiters { waiter.resume() }
+        return id
+    }
+
+    package func cancelTimer(_ id: UInt64) {
+        state.withLock { _ = $0.entries.removeValue(forKey: id) }
+    }
+
+    package func beginWork() -> UInt64 {
+        state.withLock { state in
+            let id = state.nextID()
+            state.activeWork.insert(id)
+            return id
+        }
+    }
+
+    package func endWork(_ id: UInt64) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.activeWork.remove(id)
+            guard state.activeWork.isEmpty else { return [] }
+            defer { state.idleWaiters = [] }
+            return state.idleWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
