@@ -233,7 +233,7 @@ import Testing
     @Test func aTicketCancelledAfterTheEngineGrantedItStillNeverStarts() {
         let ticket = Ticket()
         let withdrawn = Log<Int>()
-        ticket.setWithdrawal { withdrawn.append(1) }
+        ticket.setWithdrawal { _ in withdrawn.append(1) }
         ticket.grant(nil)
         ticket.cancel()
         #expect(ticket.start() == nil)
@@ -244,5 +244,39 @@ import Testing
         #expect(started.start() != nil)
         started.cancel()  // too late: it started, and cancelling changes nothing
         #expect(started.start() == nil)
+    }
+}
+
+@Suite struct EngineClockTests {
+    @Test func aRegistryMadeAfterTheManualClockMovedUsesTheClocksOwnTime() async {
+        let clock = ManualClock()
+        await clock.advance(by: .seconds(10))
+        let registry = TempoRegistry(clock: clock)
+        let ranAt = Log<Duration>()
+        await registry.withCurrent {
+            debounce(.seconds(1), identifier: "late", by: .taskContext) {
+                ranAt.append(clock.now.offset)
+            }
+            #expect(registry.snapshot().entries.first?.state == .debounce(runsAt: .seconds(11), quietUntil: nil))
+            await clock.advance(by: .milliseconds(999))
+            #expect(ranAt.all == [])
+            await clock.advance(by: .milliseconds(1))
+        }
+        #expect(ranAt.all == [.seconds(11)])
+    }
+
+    @Test func ticketsAreReleasedOnceTheirCallIsDecided() async {
+        weak var weakTicket: Ticket?
+        await onManualClock { clock, _ in
+            let ticket = Ticket()
+            weakTicket = ticket
+            let task = ticketTask(ticket, by: .taskContext, onError: nil) {}
+            TempoRegistry.current.debounce(
+                .name("t"), duration: .seconds(1), option: .default, operation: .ticket(ticket))
+            task.cancel()
+            await task.value
+            await clock.advance(by: .seconds(1))
+        }
+        #expect(weakTicket == nil)
     }
 }

@@ -26,19 +26,23 @@ import Testing
 
     @Test func realClockBurstsFromALoopAlwaysEndWithTheLastCall() async {
         let registry = TempoRegistry(clock: ContinuousClock())
-        let ran = Log<Int>()
+        let ran = Log<(burst: Int, call: Int)>()
         registry.withCurrent {
             for burst in 0..<1_000 {
                 for call in 0..<8 {
-                    debounce(.milliseconds(5), identifier: "b\(burst)", by: .taskContext) {
-                        ran.append(call)
+                    debounce(.milliseconds(20), identifier: "b\(burst)", by: .taskContext) {
+                        ran.append((burst, call))
                     }
                 }
             }
         }
-        #expect(await eventually { ran.count == 1_000 })
-        #expect(ran.all.allSatisfy { $0 == 7 })
         #expect(await eventually { registry.liveKeyCount == 0 })
+        // A loop stalled by the machine for longer than the window really has paused, and the
+        // call before the pause runs then; but every burst ends with the loop's last call.
+        var last: [Int: Int] = [:]
+        for run in ran.all { last[run.burst] = run.call }
+        #expect(last.count == 1_000)
+        #expect(last.values.allSatisfy { $0 == 7 })
     }
 
     @Test func realClockThrottleEnsureLastAndMainActorDelivery() async {
@@ -59,7 +63,7 @@ import Testing
 
     @Test func realClockASlowOperationDoesNotDelayOtherKeys() async {
         let registry = TempoRegistry(clock: ContinuousClock())
-        let release = Mutex(false)
+        let release = Lock(false)
         let ran = Log<String>()
         _ = registry.withCurrent {
             debounce(.milliseconds(1), identifier: "slow", by: .taskContext) {

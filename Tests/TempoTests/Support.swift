@@ -6,7 +6,7 @@ import Testing
 
 /// A thread-safe log of what ran, for tests.
 final class Log<Value: Sendable>: Sendable {
-    private let values = Mutex<[Value]>([])
+    private let values = Lock<[Value]>([])
     func append(_ value: Value) { values.withLock { $0.append(value) } }
     var all: [Value] { values.withLock { $0 } }
     var count: Int { values.withLock { $0.count } }
@@ -28,7 +28,7 @@ final class ScriptedClock: Clock, DeterministicClock, Sendable {
         var fire: @Sendable (Duration) -> Duration?
         var cancelled: Bool
     }
-    private let state = Mutex<(now: Duration, timers: [Timer])>((.zero, []))
+    private let state = Lock<(now: Duration, timers: [Timer])>((.zero, []))
 
     var now: ManualClock.Instant { ManualClock.Instant(offset: offset) }
     var minimumResolution: Duration { .nanoseconds(1) }
