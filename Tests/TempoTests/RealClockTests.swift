@@ -36,6 +36,7 @@ import Testing
                 }
             }
         }
+        #expect(await eventually { Set(ran.all.map(\.burst)).count == 1_000 })
         #expect(await eventually { registry.liveKeyCount == 0 })
         // A loop stalled by the machine for longer than the window really has paused, and the
         // call before the pause runs then; but every burst ends with the loop's last call.

@@ -49,12 +49,12 @@ package final class WorkToken: Sendable {
 /// A timer armed by the engine: a sleeping task on an ordinary clock, or a callback held by a
 /// deterministic clock.
 enum TimerRef: Sendable {
-    case task(Task<Void, Never>)
+    case driver(TimerDriver, UInt64)
     case manual(any DeterministicClock, UInt64)
 
     func cancel() {
         switch self {
-        case .task(let task): task.cancel()
+        case .driver(let driver, let id): driver.cancel(id)
         case .manual(let host, let id): host.cancelTimer(id)
         }
     }
@@ -70,6 +70,8 @@ struct EngineClock: Sendable {
     let now: @Sendable () -> Duration
     private let sleepStep: @Sendable (Duration) async throws -> Void
     let host: (any DeterministicClock)?
+    /// The timers, on an ordinary clock.
+    let driver: TimerDriver?
 
     init<C: Clock>(_ clock: C) where C.Duration == Duration {
         let origin = clock.now
@@ -77,14 +79,20 @@ struct EngineClock: Sendable {
             // Deterministic clocks take timers at their own offsets, so the engine reads them.
             let originOffset = host.offset
             self.host = host
+            driver = nil
             now = { host.offset }
             sleepStep = {
                 try await clock.sleep(until: origin.advanced(by: $0 - originOffset), tolerance: nil)
             }
         } else {
+            let now: @Sendable () -> Duration = { origin.duration(to: clock.now) }
+            let sleepStep: @Sendable (Duration) async throws -> Void = {
+                try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil)
+            }
+            self.now = now
+            self.sleepStep = sleepStep
             host = nil
-            now = { origin.duration(to: clock.now) }
-            sleepStep = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
+            driver = TimerDriver(now: now, sleep: sleepStep)
         }
     }
 
@@ -98,22 +106,14 @@ struct EngineClock: Sendable {
         }
     }
 
-    /// Arms a timer at `deadline`. `fire` runs when the deadline has passed and returns the next
-    /// deadline to wake for, or `nil` to end the timer. On an ordinary clock the timer is one
-    /// task that loops, so re-arming to a later deadline costs no new task.
+    /// Arms a timer at `deadline`. `fire` runs once the deadline has passed and returns the next
+    /// deadline to wake for, or `nil` to end the timer. Re-arming to a later deadline through
+    /// the return value costs no new task and no new timer.
     func startTimer(at deadline: Duration, _ fire: @escaping @Sendable (Duration) -> Duration?)
         -> TimerRef
     {
         if let host { return .manual(host, host.scheduleTimer(at: deadline, fire)) }
-        return .task(
-            Task { [self] in
-                var target = deadline
-                while true {
-                    do { try await sleep(until: target) } catch { return }
-                    guard let next = fire(now()) else { return }
-                    target = next
-                }
-            })
+        return .driver(driver!, driver!.schedule(at: deadline, fire))
     }
 
     /// Starts tracked work when the clock is deterministic.

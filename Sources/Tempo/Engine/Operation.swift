@@ -12,7 +12,13 @@ enum Operation: Sendable {
     func launch(_ clock: EngineClock) {
         switch self {
         case .sync(let operation, .taskContext):
-            operation()
+            // In the caller (a leading call) it runs right here. On a timer runner it gets a
+            // task of its own, so a slow operation never holds up other timers.
+            if TimerDriver.isRunner {
+                Task { TimerDriver.$isRunner.withValue(false) { operation() } }
+            } else {
+                operation()
+            }
         case .sync(let operation, .mainActor):
             let token = clock.beginWork()
             Task { @MainActor in

@@ -1,0 +1,130 @@
+import Synchronization
+import TempoTesting
+import Testing
+
+@testable import Tempo
+
+/// A manual clock seen as an ordinary `Clock`: the engine then uses its timer driver (one
+/// runner task sleeping on the clock), as it does on `ContinuousClock`, while the test still
+/// decides what time it is.
+struct OrdinaryClock: Clock {
+    let base: ManualClock
+    var now: ManualClock.Instant { base.now }
+    var minimumResolution: Duration { base.minimumResolution }
+    func sleep(until deadline: ManualClock.Instant, tolerance: Duration?) async throws {
+        try await base.sleep(until: deadline, tolerance: tolerance)
+    }
+}
+
+/// Drives the runner: waits until it sleeps, then advances. The runner is not tracked by
+/// `advance`, so the test waits for its effects with `settled`.
+private func settled(_ condition: @Sendable () -> Bool) async -> Bool {
+    await eventually(within: .seconds(10), condition)
+}
+
+@Suite struct TimerDriverTests {
+    @Test func oneRunnerServesManyGroupsAndEndsWhenNoneIsLeft() async {
+        let manual = ManualClock()
+        let registry = TempoRegistry(clock: OrdinaryClock(base: manual))
+        let driver = registry.clock.driver!
+        let ran = Log<Int>()
+        registry.withCurrent {
+            for key in 0..<1_000 {
+                debounce(.seconds(1), identifier: "k\(key)", by: .taskContext) { ran.append(key) }
+            }
+        }
+        #expect(driver.count == 1_000)
+        await manual.waitForSleepers(1)
+        #expect(manual.sleeperCount == 1)  // one runner, not one task per group
+        await manual.advance(by: .seconds(1))
+        #expect(await settled { ran.count == 1_000 && !driver.hasRunner })
+        #expect(registry.liveKeyCount == 0)
+        #expect(driver.count == 0)
+        #expect(manual.sleeperCount == 0)
+    }
+
+    @Test func anEarlierDeadlineReplacesTheSleepingRunner() async {
+        let manual = ManualClock()
+        let registry = TempoRegistry(clock: OrdinaryClock(base: manual))
+        let ran = Log<String>()
+        registry.withCurrent {
+            delay(.seconds(10), by: .taskContext) { ran.append("10 s") }
+        }
+        await manual.waitForSleepers(1)
+        registry.withCurrent {
+            delay(.seconds(1), by: .taskContext) { ran.append("1 s") }
+        }
+        // The old runner is cancelled and a new one sleeps until 1 s.
+        #expect(await settled { manual.sleeperCount == 1 })
+        await manual.advance(by: .seconds(1))
+        #expect(await settled { ran.all == ["1 s"] })
+        await manual.waitForSleepers(1)
+        await manual.advance(by: .seconds(9))
+        #expect(await settled { ran.all == ["1 s", "10 s"] })
+        #expect(await settled { registry.liveKeyCount == 0 && manual.sleeperCount == 0 })
+    }
+
+    @Test func aDebounceGroupIsReArmedWithoutANewTimer() async {
+        let manual = ManualClock()
+        let registry = TempoRegistry(clock: OrdinaryClock(base: manual))
+        let ranAt = Log<Duration>()
+        for step in 0..<5 {
+            registry.withCurrent {
+                debounce(.seconds(1), identifier: "hot", by: .taskContext) {
+                    ranAt.append(manual.now.offset)
+                }
+            }
+            // The runner is asleep (again) before the clock moves.
+            #expect(await settled { manual.sleeperCount == 1 })
+            if step < 4 { await manual.advance(by: .milliseconds(600)) }
+        }
+        // The last call came at 2.4 s; the runner woke at 1 s, 1.6 s... and re-armed each time.
+        await manual.advance(by: .milliseconds(999))
+        #expect(await settled { manual.sleeperCount == 1 })
+        #expect(ranAt.all.isEmpty)
+        await manual.advance(by: .milliseconds(1))
+        #expect(await settled { ranAt.count == 1 })
+        #expect(ranAt.all == [.milliseconds(3_400)])
+        #expect(registry.timersArmed == 1)
+    }
+
+    @Test func aSlowTaskContextOperationDoesNotHoldUpOtherTimers() async {
+        let manual = ManualClock()
+        let registry = TempoRegistry(clock: OrdinaryClock(base: manual))
+        let release = Lock(false)
+        let ran = Log<String>()
+        registry.withCurrent {
+            delay(.seconds(1), by: .taskContext) {
+                ran.append("slow started")
+                while !release.withLock({ $0 }) {}  // blocks its thread, not the runner
+                ran.append("slow finished")
+            }
+            delay(.seconds(2), by: .taskContext) { ran.append("next") }
+        }
+        await manual.waitForSleepers(1)
+        await manual.advance(by: .seconds(1))
+        #expect(await settled { ran.all == ["slow started"] })
+        await manual.waitForSleepers(1)
+        await manual.advance(by: .seconds(1))
+        #expect(await settled { ran.all == ["slow started", "next"] })
+        release.withLock { $0 = true }
+        #expect(await settled { ran.count == 3 })
+    }
+
+    @Test func cancelledTimersAreCompactedAway() async {
+        let manual = ManualClock()
+        let registry = TempoRegistry(clock: OrdinaryClock(base: manual))
+        let driver = registry.clock.driver!
+        registry.withCurrent {
+            for key in 0..<5_000 {
+                debounce(.seconds(Int64(1 + key)), identifier: "c\(key)", by: .taskContext) {}
+            }
+        }
+        #expect(driver.heapSize == 5_000)
+        registry.cancelAll()
+        #expect(driver.count == 0)
+        #expect(driver.heapSize <= 1_024)
+        #expect(registry.liveKeyCount == 0)
+        #expect(await settled { !driver.hasRunner })
+    }
+}
