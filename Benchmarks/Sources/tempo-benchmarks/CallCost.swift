@@ -43,10 +43,14 @@ struct BurstResult {
     var endToEnd: Double
     /// CPU time of every thread of the process from the first call until the run, per call.
     var cpu: Double
-    /// Timers the registry armed during the burst (the group's own one is expected).
-    var timersArmed: Int
-    /// Whether exactly one call ran and it was the last.
-    var ranOnlyLast: Bool
+    /// Timers the registry armed during the burst beyond one per run. A group arms one timer
+    /// when it becomes live and is removed after its run, so anything above zero is a timer
+    /// (a `Task`) made for a replaced call.
+    var extraTimers: Int
+    /// Runs: 1, unless the caller stalled for longer than the window mid-burst.
+    var runs: Int
+    /// Whether the burst's last run was its last call.
+    var lastRanLast: Bool
 }
 
 /// `calls` fire-and-forget `debounce` calls on one identifier, operation run inline on the timer
@@ -66,13 +70,39 @@ func debounceBurst(calls: Int, identifier: String, duration: Duration) async -> 
     let cpu = processCPUNanoseconds() - cpuStart
     _ = await waitUntil(timeout: .seconds(10)) { registry.liveKeyCount == 0 }
     let runs = log.entries
-    let endToEnd = ran ? (runs[0].at - start - duration).nanoseconds : .infinity
+    let endToEnd = ran ? (runs[runs.count - 1].at - start - duration).nanoseconds : .infinity
     return BurstResult(
         caller: (end - start).nanoseconds / Double(calls),
         endToEnd: endToEnd / Double(calls),
         cpu: cpu / Double(calls),
-        timersArmed: registry.timersArmed - timers,
-        ranOnlyLast: runs.count == 1 && runs[0].index == calls - 1)
+        extraTimers: registry.timersArmed - timers - runs.count,
+        runs: runs.count,
+        lastRanLast: runs.last?.index == calls - 1)
+}
+
+/// `calls` fire-and-forget `debounce` calls whose operation captures nothing, so the caller
+/// allocates no closure context: the engine's own cost. Returns nanoseconds per call.
+func debounceNonCapturing(calls: Int, identifier: String) -> Double {
+    let ns = wallNanoseconds {
+        for _ in 0..<calls {
+            debounce(.seconds(3_600), identifier: identifier, by: .taskContext) {}
+        }
+    }
+    TempoRegistry.shared.cancelAll()
+    return ns / Double(calls)
+}
+
+/// Dropped `throttle` calls whose operation captures nothing: the engine's own cost. Returns
+/// nanoseconds per call.
+func droppedThrottleNonCapturing(calls: Int, identifier: String) -> Double {
+    throttle(.seconds(3_600), identifier: identifier, by: .taskContext) {}
+    let ns = wallNanoseconds {
+        for _ in 0..<calls {
+            throttle(.seconds(3_600), identifier: identifier, by: .taskContext) {}
+        }
+    }
+    TempoRegistry.shared.cancelAll()
+    return ns / Double(calls)
 }
 
 /// Calls that find a throttle window open and are dropped.
@@ -126,8 +156,7 @@ func awaitedDroppedThrottle(calls: Int, identifier: String) async -> DroppedResu
 /// Async code that debounces with the `Task`-returning overload: a burst of `calls` calls, then
 /// every returned task awaited (the replaced ones finish at once, the last after its run).
 /// Returns nanoseconds per call, not counting the debounce duration.
-func awaitedDebounceBurst(calls: Int, identifier: String, duration: Duration) async -> BurstResult
-{
+func awaitedDebounceBurst(calls: Int, identifier: String, duration: Duration) async -> BurstResult {
     let registry = TempoRegistry.shared
     let log = RunLog()
     let timers = registry.timersArmed
@@ -147,41 +176,61 @@ func awaitedDebounceBurst(calls: Int, identifier: String, duration: Duration) as
     let runs = log.entries
     return BurstResult(
         caller: (end - start).nanoseconds / Double(calls), endToEnd: ns / Double(calls), cpu: 0,
-        timersArmed: registry.timersArmed - timers,
-        ranOnlyLast: runs.count == 1 && runs[0].index == calls - 1)
+        extraTimers: registry.timersArmed - timers - runs.count, runs: runs.count,
+        lastRanLast: runs.last?.index == calls - 1)
 }
 
-/// `callers` threads calling `debounce` at once, `totalCalls` in all, each on its own
-/// identifier (`shared == false`) or all on one. Calls replace a pending call (the window is
-/// an hour long). Returns total calls per second.
-func concurrentDebounce(callers: Int, totalCalls: Int, shared: Bool) -> Double {
-    let perCaller = totalCalls / callers
-    let log = RunLog()
+/// Tells the threads of a throughput benchmark when to stop, and counts their calls.
+private final class RunControl: Sendable {
+    let stop = Atomic<Bool>(false)
+    let calls = Atomic<Int>(0)
+    let table = Mutex<[String: ContinuousClock.Instant]>([:])
+}
+
+/// Runs `body` (which makes 64 calls) on `callers` threads until `length` has passed; returns
+/// the total calls per second.
+private func throughput(
+    callers: Int, length: Duration, _ body: @escaping @Sendable (RunControl, Int) -> Void
+) -> Double {
+    let control = RunControl()
+    let stopper = Task.detached {
+        try? await Task.sleep(for: length)
+        control.stop.store(true, ordering: .releasing)
+    }
     let ns = runOnThreads(callers) { k in
+        var calls = 0
+        while !control.stop.load(ordering: .acquiring) {
+            body(control, k)
+            calls += 64
+        }
+        control.calls.add(calls, ordering: .relaxed)
+    }
+    _ = stopper
+    return Double(control.calls.load(ordering: .relaxed)) / (ns / 1e9)
+}
+
+/// `callers` threads calling `debounce` at once for `length`, each on its own identifier
+/// (`shared == false`) or all on one. Calls replace a pending call (the window is an hour
+/// long). Returns total calls per second.
+func concurrentDebounce(callers: Int, length: Duration, shared: Bool) -> Double {
+    let log = RunLog()
+    let result = throughput(callers: callers, length: length) { _, k in
         let identifier = shared ? "shared" : "caller-\(k)"
-        for i in 0..<perCaller {
+        for i in 0..<64 {
             debounce(.seconds(3_600), identifier: identifier, by: .taskContext) { log.ran(i) }
         }
     }
     TempoRegistry.shared.cancelAll()
-    return Double(perCaller * callers) / (ns / 1e9)
+    return result
 }
 
 /// The floor under the same concurrency: `callers` threads writing one `Mutex`-guarded
-/// dictionary. Returns total calls per second.
-func concurrentFloor(callers: Int, totalCalls: Int, shared: Bool) -> Double {
-    let perCaller = totalCalls / callers
-    let table = TableBox()
-    let ns = runOnThreads(callers) { k in
-        let key = shared ? "shared" : "caller-\(k)"
-        for _ in 0..<perCaller {
+/// dictionary, on one shared key. Returns total calls per second.
+func concurrentFloor(callers: Int, length: Duration) -> Double {
+    throughput(callers: callers, length: length) { control, _ in
+        for _ in 0..<64 {
             let now = ContinuousClock.now
-            table.table.withLock { $0[key] = now }
+            control.table.withLock { $0["shared"] = now }
         }
     }
-    return Double(perCaller * callers) / (ns / 1e9)
-}
-
-private final class TableBox: Sendable {
-    let table = Mutex<[String: ContinuousClock.Instant]>([:])
 }

@@ -23,7 +23,11 @@ func measureLateness(samples: Int, delay: Duration) async -> LatenessResult {
         slept.append((ContinuousClock.now - sleepDeadline).nanoseconds / 1_000)
 
         let (deadline, ranAt) = await withCheckedContinuation {
-            (continuation: CheckedContinuation<(ContinuousClock.Instant, ContinuousClock.Instant), Never>) in
+            (
+                continuation: CheckedContinuation<
+                    (ContinuousClock.Instant, ContinuousClock.Instant), Never
+                >
+            ) in
             let deadline = ContinuousClock.now + delay
             debounce(delay, identifier: "lateness", by: .taskContext) {
                 continuation.resume(returning: (deadline, ContinuousClock.now))

@@ -31,7 +31,8 @@ struct Stats: Sendable {
     /// a decreasing transform swaps min and max).
     func map(_ transform: (Double) -> Double) -> Stats {
         let (low, high) = (transform(min), transform(max))
-        return Stats(median: transform(median), min: Swift.min(low, high), max: Swift.max(low, high))
+        return Stats(
+            median: transform(median), min: Swift.min(low, high), max: Swift.max(low, high))
     }
 }
 

@@ -9,14 +9,15 @@ import Tempo
 /// Memory benchmarks run in a fresh child process each (`tempo-benchmarks --child …`), so
 /// earlier benchmarks, and earlier repetitions, leave nothing behind in what they measure.
 enum MemoryChild {
-    /// Warms up the runtime and the registry's code paths with a few short-lived groups, so
-    /// the baseline includes the one-time costs.
-    static func warmUp() async {
-        for i in 0..<64 {
-            debounce(.milliseconds(1), identifier: "warm-\(i)", by: .taskContext) {}
+    /// Warms up the runtime and the registry's code paths with `count` short-lived groups made
+    /// at once, so the baseline includes the one-time costs (pool and timer threads, allocator
+    /// arenas, table capacity for that many live groups).
+    static func warmUp(_ count: Int = 64) async {
+        for i in 0..<count {
+            debounce(.milliseconds(2), identifier: "warm-\(i)", by: .taskContext) {}
         }
-        _ = await waitUntil(timeout: .seconds(10)) { TempoRegistry.shared.liveKeyCount == 0 }
-        try? await Task.sleep(for: .milliseconds(20))
+        _ = await waitUntil(timeout: .seconds(60)) { TempoRegistry.shared.liveKeyCount == 0 }
+        try? await Task.sleep(for: .milliseconds(50))
     }
 
     /// `count` identifiers live at once (each debounced with an hour-long window): resident
@@ -35,31 +36,41 @@ enum MemoryChild {
         return "\(Double(after - before) / Double(count))"
     }
 
-    /// `count` distinct identifiers, `wave` live at a time (all at once when `wave >= count`),
-    /// each debounced with a 10 ms window; once all have gone idle: resident growth, the same
-    /// after asking the C allocator to trim, and the peak seen.
-    static func idle(_ count: Int, wave: Int) async -> String {
-        await warmUp()
-        guard let before = residentBytes() else { return "nan nan nan" }
+    /// `count` distinct identifiers, `wave` made live at a time, each debounced with `window`;
+    /// the baseline is taken after one warm-up wave. Once all have gone idle: resident growth,
+    /// the same after asking the C allocator to trim, the peak growth, the most groups seen
+    /// live at once, and the growth after `cancelAll()` (which frees the registry's table
+    /// storage, since `removeAll()` does not keep capacity) and another trim: what the idle
+    /// tables' capacity was holding.
+    static func idle(_ count: Int, wave: Int, window: Duration) async -> String {
+        let failed = "nan nan nan nan nan"
+        await warmUp(min(wave, 1_000))
+        guard let before = residentBytes() else { return failed }
         var peak = before
+        var mostLive = 0
         var next = 0
         while next < count {
             let end = min(count, next + wave)
             for i in next..<end {
-                debounce(.milliseconds(10), identifier: "idle-\(i)", by: .taskContext) {}
+                debounce(window, identifier: "idle-\(i)", by: .taskContext) {}
             }
             next = end
+            mostLive = max(mostLive, TempoRegistry.shared.liveKeyCount)
             peak = max(peak, residentBytes() ?? 0)
             _ = await waitUntil(timeout: .seconds(60)) { TempoRegistry.shared.liveKeyCount == 0 }
         }
         // Let the finished timer tasks be released.
-        try? await Task.sleep(for: .milliseconds(200))
+        try? await Task.sleep(for: .milliseconds(100))
         guard TempoRegistry.shared.liveKeyCount == 0, let after = residentBytes() else {
-            return "nan nan nan"
+            return failed
         }
         trimAllocator()
         let trimmed = residentBytes() ?? after
-        return "\(after - before) \(trimmed - before) \(peak - before)"
+        TempoRegistry.shared.cancelAll()
+        trimAllocator()
+        let emptied = residentBytes() ?? trimmed
+        return
+            "\(after - before) \(trimmed - before) \(peak - before) \(mostLive) \(emptied - before)"
     }
 }
 
@@ -87,7 +98,9 @@ func runChild(_ arguments: [String]) -> String? {
         var output: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4_096)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(pipeEnds[0], $0.baseAddress, $0.count) }
+            let count = buffer.withUnsafeMutableBytes {
+                read(pipeEnds[0], $0.baseAddress, $0.count)
+            }
             if count <= 0 { break }
             output += buffer[..<count]
         }

