@@ -44,8 +44,9 @@ struct BurstResult {
     /// CPU time of every thread of the process from the first call until the run, per call.
     var cpu: Double
     /// Timers the registry armed during the burst beyond one per run. A group arms one timer
-    /// when it becomes live and is removed after its run, so anything above zero is a timer
-    /// (a `Task`) made for a replaced call.
+    /// when it becomes live and is removed only after a run, so anything above zero is a timer
+    /// (a `Task`) made for a replaced call. (A call that finds the pending call overdue runs it
+    /// itself and keeps the group and its timer, so runs may outnumber timers.)
     var extraTimers: Int
     /// Runs: 1, unless the caller stalled for longer than the window mid-burst.
     var runs: Int
@@ -75,7 +76,7 @@ func debounceBurst(calls: Int, identifier: String, duration: Duration) async -> 
         caller: (end - start).nanoseconds / Double(calls),
         endToEnd: endToEnd / Double(calls),
         cpu: cpu / Double(calls),
-        extraTimers: registry.timersArmed - timers - runs.count,
+        extraTimers: max(0, registry.timersArmed - timers - runs.count),
         runs: runs.count,
         lastRanLast: runs.last?.index == calls - 1)
 }
@@ -176,7 +177,7 @@ func awaitedDebounceBurst(calls: Int, identifier: String, duration: Duration) as
     let runs = log.entries
     return BurstResult(
         caller: (end - start).nanoseconds / Double(calls), endToEnd: ns / Double(calls), cpu: 0,
-        extraTimers: registry.timersArmed - timers - runs.count, runs: runs.count,
+        extraTimers: max(0, registry.timersArmed - timers - runs.count), runs: runs.count,
         lastRanLast: runs.last?.index == calls - 1)
 }
 

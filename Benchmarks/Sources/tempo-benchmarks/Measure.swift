@@ -86,6 +86,23 @@ func residentBytes() -> Int? {
     #endif
 }
 
+/// The 1-minute load average from `/proc/loadavg`; `nil` where it does not exist.
+func loadAverage() -> Double? {
+    #if os(Linux)
+        let fd = open("/proc/loadavg", O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        return buffer[..<count].split(separator: UInt8(ascii: " ")).first.flatMap {
+            Double(String(decoding: $0, as: UTF8.self))
+        }
+    #else
+        return nil
+    #endif
+}
+
 /// Returns freed memory at the top of the heap and in free lists to the system where the C
 /// library can (glibc's `malloc_trim`); used only to tell memory the allocator keeps from
 /// memory live objects hold.

@@ -32,6 +32,9 @@ struct Report: Sendable {
     var quick: Bool
     var repetitions: Int
     var cores: Int
+    /// The system's 1-minute load average when the run started (`nil` where unknown): other
+    /// work on the machine shows up in every figure.
+    var loadAverage: Double?
     var rows: [Row] = []
     var targets: [Target] = []
     var notes: [String] = []
@@ -40,9 +43,10 @@ struct Report: Sendable {
     func markdown() -> String {
         var lines: [String] = []
         let mode = quick ? "quick (--quick)" : "full"
+        let load = loadAverage.map { ", load average \(format($0, digits: 2)) at the start" } ?? ""
         lines.append(
             "Tempo benchmarks: \(mode) run, \(repetitions) repetitions per row "
-                + "(memory rows: fresh processes), \(cores) cores, median (min … max)")
+                + "(memory rows: fresh processes), \(cores) cores\(load)")
         lines.append("")
         lines.append("| section | measurement | median | min | max | unit | × floor |")
         lines.append("| --- | --- | ---: | ---: | ---: | --- | ---: |")
@@ -79,6 +83,7 @@ struct Report: Sendable {
         out += "  \"mode\": \(quote(quick ? "quick" : "full")),\n"
         out += "  \"repetitions\": \(repetitions),\n"
         out += "  \"cores\": \(cores),\n"
+        out += "  \"loadAverage\": \(loadAverage.map(number) ?? "null"),\n"
         out += "  \"wallSeconds\": \(number(wallSeconds)),\n"
         out += "  \"rows\": [\n"
         out += rows.map { row in

@@ -26,7 +26,7 @@ struct Suite {
         let started = ContinuousClock.now
         var report = Report(
             quick: config.quick, repetitions: config.repetitions,
-            cores: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+            cores: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), loadAverage: loadAverage())
 
         progress("warming up")
         _ = floorCost(calls: config.calls / 10)
@@ -74,7 +74,7 @@ struct Suite {
             floor.append(floorCost(calls: calls))
             floorClosure.append(floorWithClosureCost(calls: calls))
             let burst = await debounceBurst(
-                calls: calls, identifier: "hot", duration: .milliseconds(5))
+                calls: calls, identifier: "hot", duration: .milliseconds(20))
             caller.append(burst.caller)
             endToEnd.append(burst.endToEnd)
             cpu.append(burst.cpu)
@@ -90,7 +90,7 @@ struct Suite {
             awaitedDropped.append(awaitedDrop.perCall)
             awaitedTimers.append(Double(awaitedDrop.timersArmed))
             let asyncBurst = await awaitedDebounceBurst(
-                calls: awaited, identifier: "awaited-burst", duration: .milliseconds(5))
+                calls: awaited, identifier: "awaited-burst", duration: .milliseconds(20))
             awaitedBurst.append(asyncBurst.endToEnd)
             replacedTimers.append(Double(asyncBurst.extraTimers))
             if !asyncBurst.lastRanLast { lastWrong += 1 }
@@ -126,7 +126,7 @@ struct Suite {
         report.rows.append(
             Row(
                 section: "tasks",
-                name: "runs per fire-and-forget burst (1 unless the caller stalled > 5 ms)",
+                name: "runs per fire-and-forget burst (1 unless the caller stalled > 20 ms)",
                 unit: .count, stats: Stats(runs), ratioToFloor: nil))
         report.rows.append(
             Row(
@@ -277,6 +277,10 @@ struct Suite {
         add(
             "… the same after `cancelAll()` freed the idle tables' storage, and a trim", .bytes,
             burstEmptied)
+        let slope = zip(waves, fewerWaves).map { ($0 - $1) / Double(idle - idle / 10) }
+        add(
+            "growth per additional identifier (\(grouped(idle / 10)) → \(grouped(idle)), paired "
+                + "by repetition)", .bytesPerIdentifier, slope)
         let limit = 2_000_000.0
         let median = Stats(waves).median
         let trimmedMedian = Stats(wavesTrimmed).median
@@ -290,7 +294,9 @@ struct Suite {
                     + (trimmedMedian < limit
                         ? ": the rest is freed memory the C allocator keeps, not live objects"
                         : ": live memory stays behind") + "; with a tenth of the identifiers "
-                    + "it is " + format(Stats(fewerWaves).median / 1e6, digits: 2) + " MB."))
+                    + "it is " + format(Stats(fewerWaves).median / 1e6, digits: 2)
+                    + " MB, so it does not grow with the identifiers ("
+                    + format(Stats(slope).median, digits: 1) + " bytes per extra identifier)."))
         let kept = Stats(burstTrimmed).median
         let emptied = Stats(burstEmptied).median
         if kept >= limit {
@@ -346,7 +352,7 @@ struct Suite {
         report.targets.append(
             Target(
                 name: "`debounce` lateness p99 within 100 µs of a bare sleep's",
-                measured: "+" + format(median, digits: 1) + " µs ("
+                measured: (median >= 0 ? "+" : "") + format(median, digits: 1) + " µs ("
                     + format(Stats(debounceP99).median, digits: 1) + " vs "
                     + format(Stats(sleepP99).median, digits: 1) + " µs)",
                 met: median <= 100,
