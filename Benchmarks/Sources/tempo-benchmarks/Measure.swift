@@ -20,20 +20,6 @@ struct Stats: Sendable {
         min = sorted[0]
         max = sorted[sorted.count - 1]
     }
-
-    init(median: Double, min: Double, max: Double) {
-        self.median = median
-        self.min = min
-        self.max = max
-    }
-
-    /// Applies `transform` to every figure (for example to turn time per call into calls/s;
-    /// a decreasing transform swaps min and max).
-    func map(_ transform: (Double) -> Double) -> Stats {
-        let (low, high) = (transform(min), transform(max))
-        return Stats(
-            median: transform(median), min: Swift.min(low, high), max: Swift.max(low, high))
-    }
 }
 
 /// The value below which `fraction` of `samples` fall (nearest rank).

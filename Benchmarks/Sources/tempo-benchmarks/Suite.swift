@@ -34,8 +34,11 @@ struct Suite {
         _ = droppedThrottle(calls: 1_000, identifier: "warm")
         _ = await awaitedDroppedThrottle(calls: 100, identifier: "warm-awaited")
 
-        var floor = Stats((0..<config.repetitions).map { _ in floorCost(calls: config.calls) })
-        if sections.contains(.costs) { floor = await costs(into: &report) }
+        // The floor is measured with the costs; other sections alone measure it by itself.
+        let floor =
+            sections.contains(.costs)
+            ? await costs(into: &report)
+            : Stats((0..<config.repetitions).map { _ in floorCost(calls: config.calls) })
         if sections.contains(.concurrency) {
             await concurrency(into: &report, floor: floor.median)
         }
