@@ -1,0 +1,237 @@
+import Synchronization
+import Tempo
+
+/// The least any library must do to record a call: read the clock once and write one entry of
+/// a `Mutex`-guarded dictionary, uncontended, keyed by the same identifier string the Tempo
+/// benchmarks use. Returns nanoseconds per call.
+func floorCost(calls: Int) -> Double {
+    let table = Mutex<[String: ContinuousClock.Instant]>([:])
+    let key = "hot"
+    table.withLock { $0[key] = .now }
+    return wallNanoseconds {
+        for _ in 0..<calls {
+            let now = ContinuousClock.now
+            table.withLock { $0[key] = now }
+        }
+    } / Double(calls)
+}
+
+/// The floor plus what every debounce library also pays: the caller's operation is an escaping
+/// closure capturing its call's data, allocated by the caller and stored. Returns nanoseconds
+/// per call.
+func floorWithClosureCost(calls: Int) -> Double {
+    let table = Mutex<[String: (ContinuousClock.Instant, @Sendable () -> Void)]>([:])
+    let log = RunLog()
+    let key = "hot"
+    let ns = wallNanoseconds {
+        for i in 0..<calls {
+            let now = ContinuousClock.now
+            let operation: @Sendable () -> Void = { log.ran(i) }
+            let replaced = table.withLock { $0.updateValue((now, operation), forKey: key) }
+            _ = replaced  // released outside the lock, as the engine does
+        }
+    }
+    return ns / Double(calls)
+}
+
+/// One burst of fire-and-forget debounce calls on one hot identifier, and its single run.
+struct BurstResult {
+    /// Time per call at the caller.
+    var caller: Double
+    /// From the first call until the trailing run started, minus the debounce duration (time
+    /// spent waiting, not working), per call.
+    var endToEnd: Double
+    /// CPU time of every thread of the process from the first call until the run, per call.
+    var cpu: Double
+    /// Timers the registry armed during the burst beyond one per run. A group arms one timer
+    /// when it becomes live and is removed only after a run, so anything above zero is a timer
+    /// (a `Task`) made for a replaced call. (A call that finds the pending call overdue runs it
+    /// itself and keeps the group and its timer, so runs may outnumber timers.)
+    var extraTimers: Int
+    /// Runs: 1, unless the caller stalled for longer than the window mid-burst.
+    var runs: Int
+    /// Whether the burst's last run was its last call.
+    var lastRanLast: Bool
+}
+
+/// `calls` fire-and-forget `debounce` calls on one identifier, operation run inline on the timer
+/// task (`.taskContext`), then waits for the trailing run.
+func debounceBurst(calls: Int, identifier: String, duration: Duration) async -> BurstResult {
+    let registry = TempoRegistry.shared
+    let log = RunLog()
+    let timers = registry.timersArmed
+    let cpuStart = processCPUNanoseconds()
+    let start = ContinuousClock.now
+    for i in 0..<calls {
+        debounce(duration, identifier: identifier, by: .taskContext) { log.ran(i) }
+    }
+    let end = ContinuousClock.now
+    try? await Task.sleep(until: end + duration, clock: .continuous)
+    let ran = await waitUntil(timeout: .seconds(10)) { log.count > 0 }
+    let cpu = processCPUNanoseconds() - cpuStart
+    _ = await waitUntil(timeout: .seconds(10)) { registry.liveKeyCount == 0 }
+    let runs = log.entries
+    let endToEnd = ran ? (runs[runs.count - 1].at - start - duration).nanoseconds : .infinity
+    return BurstResult(
+        caller: (end - start).nanoseconds / Double(calls),
+        endToEnd: endToEnd / Double(calls),
+        cpu: cpu / Double(calls),
+        extraTimers: max(0, registry.timersArmed - timers - runs.count),
+        runs: runs.count,
+        lastRanLast: runs.last?.index == calls - 1)
+}
+
+/// `calls` fire-and-forget `debounce` calls whose operation captures nothing, so the caller
+/// allocates no closure context: the engine's own cost. Returns nanoseconds per call.
+func debounceNonCapturing(calls: Int, identifier: String) -> Double {
+    let ns = wallNanoseconds {
+        for _ in 0..<calls {
+            debounce(.seconds(3_600), identifier: identifier, by: .taskContext) {}
+        }
+    }
+    TempoRegistry.shared.cancelAll()
+    return ns / Double(calls)
+}
+
+/// Dropped `throttle` calls whose operation captures nothing: the engine's own cost. Returns
+/// nanoseconds per call.
+func droppedThrottleNonCapturing(calls: Int, identifier: String) -> Double {
+    throttle(.seconds(3_600), identifier: identifier, by: .taskContext) {}
+    let ns = wallNanoseconds {
+        for _ in 0..<calls {
+            throttle(.seconds(3_600), identifier: identifier, by: .taskContext) {}
+        }
+    }
+    TempoRegistry.shared.cancelAll()
+    return ns / Double(calls)
+}
+
+/// Calls that find a throttle window open and are dropped.
+struct DroppedResult {
+    var perCall: Double
+    var timersArmed: Int
+    var runs: Int
+}
+
+/// Opens a long throttle window, then makes `calls` calls that are all dropped.
+func droppedThrottle(calls: Int, identifier: String) -> DroppedResult {
+    let registry = TempoRegistry.shared
+    let log = RunLog()
+    throttle(.seconds(3_600), identifier: identifier, by: .taskContext) { log.ran(-1) }
+    let timers = registry.timersArmed
+    let ns = wallNanoseconds {
+        for i in 0..<calls {
+            throttle(.seconds(3_600), identifier: identifier, by: .taskContext) { log.ran(i) }
+        }
+    }
+    let result = DroppedResult(
+        perCall: ns / Double(calls), timersArmed: registry.timersArmed - timers, runs: log.count)
+    registry.cancelAll()
+    return result
+}
+
+/// Async code that awaits each call: the `Task`-returning `throttle` overload, every call
+/// dropped, each task's value awaited before the next call. Returns nanoseconds per call.
+func awaitedDroppedThrottle(calls: Int, identifier: String) async -> DroppedResult {
+    let registry = TempoRegistry.shared
+    let log = RunLog()
+    let first: Task<Void, Never> = throttle(
+        .seconds(3_600), identifier: identifier, by: .taskContext
+    ) { () async throws in log.ran(-1) }
+    await first.value
+    let timers = registry.timersArmed
+    let start = ContinuousClock.now
+    for i in 0..<calls {
+        let task: Task<Void, Never> = throttle(
+            .seconds(3_600), identifier: identifier, by: .taskContext
+        ) { () async throws in log.ran(i) }
+        await task.value
+    }
+    let ns = (ContinuousClock.now - start).nanoseconds
+    let result = DroppedResult(
+        perCall: ns / Double(calls), timersArmed: registry.timersArmed - timers, runs: log.count)
+    registry.cancelAll()
+    return result
+}
+
+/// Async code that debounces with the `Task`-returning overload: a burst of `calls` calls, then
+/// every returned task awaited (the replaced ones finish at once, the last after its run).
+/// Returns nanoseconds per call, not counting the debounce duration.
+func awaitedDebounceBurst(calls: Int, identifier: String, duration: Duration) async -> BurstResult {
+    let registry = TempoRegistry.shared
+    let log = RunLog()
+    let timers = registry.timersArmed
+    var tasks: [Task<Void, Never>] = []
+    tasks.reserveCapacity(calls)
+    let start = ContinuousClock.now
+    for i in 0..<calls {
+        let task: Task<Void, Never> = debounce(
+            duration, identifier: identifier, by: .taskContext
+        ) { () async throws in log.ran(i) }
+        tasks.append(task)
+    }
+    let end = ContinuousClock.now
+    for task in tasks { await task.value }
+    let ns = (ContinuousClock.now - start - duration).nanoseconds
+    _ = await waitUntil(timeout: .seconds(10)) { registry.liveKeyCount == 0 }
+    let runs = log.entries
+    return BurstResult(
+        caller: (end - start).nanoseconds / Double(calls), endToEnd: ns / Double(calls), cpu: 0,
+        extraTimers: max(0, registry.timersArmed - timers - runs.count), runs: runs.count,
+        lastRanLast: runs.last?.index == calls - 1)
+}
+
+/// Tells the threads of a throughput benchmark when to stop, and counts their calls.
+private final class RunControl: Sendable {
+    let stop = Atomic<Bool>(false)
+    let calls = Atomic<Int>(0)
+    let table = Mutex<[String: ContinuousClock.Instant]>([:])
+}
+
+/// Runs `body` (which makes 64 calls) on `callers` threads until `length` has passed; returns
+/// the total calls per second.
+private func throughput(
+    callers: Int, length: Duration, _ body: @escaping @Sendable (RunControl, Int) -> Void
+) -> Double {
+    let control = RunControl()
+    let stopper = Task.detached {
+        try? await Task.sleep(for: length)
+        control.stop.store(true, ordering: .releasing)
+    }
+    let ns = runOnThreads(callers) { k in
+        var calls = 0
+        while !control.stop.load(ordering: .acquiring) {
+            body(control, k)
+            calls += 64
+        }
+        control.calls.add(calls, ordering: .relaxed)
+    }
+    _ = stopper
+    return Double(control.calls.load(ordering: .relaxed)) / (ns / 1e9)
+}
+
+/// `callers` threads calling `debounce` at once for `length`, each on its own identifier
+/// (`shared == false`) or all on one. Calls replace a pending call (the window is an hour
+/// long). Returns total calls per second.
+func concurrentDebounce(callers: Int, length: Duration, shared: Bool) -> Double {
+    let log = RunLog()
+    let result = throughput(callers: callers, length: length) { _, k in
+        let identifier = shared ? "shared" : "caller-\(k)"
+        for i in 0..<64 {
+            debounce(.seconds(3_600), identifier: identifier, by: .taskContext) { log.ran(i) }
+        }
+    }
+    TempoRegistry.shared.cancelAll()
+    return result
+}
+
+/// The floor under the same concurrency: `callers` threads writing one `Mutex`-guarded
+/// dictionary, on one shared key. Returns total calls per second.
+func concurrentFloor(callers: Int, length: Duration) -> Double {
+    throughput(callers: callers, length: length) { control, _ in
+        for _ in 0..<64 {
+            let now = ContinuousClock.now
+            control.table.withLock { $0["shared"] = now }
+        }
+    }
+}

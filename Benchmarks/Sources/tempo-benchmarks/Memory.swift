@@ -1,0 +1,115 @@
+import Tempo
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Memory benchmarks run in a fresh child process each (`tempo-benchmarks --child …`), so
+/// earlier benchmarks, and earlier repetitions, leave nothing behind in what they measure.
+enum MemoryChild {
+    /// Warms up the runtime and the registry's code paths with `count` short-lived groups made
+    /// at once, so the baseline includes the one-time costs (pool and timer threads, allocator
+    /// arenas, table capacity for that many live groups).
+    static func warmUp(_ count: Int = 64) async {
+        for i in 0..<count {
+            debounce(.milliseconds(2), identifier: "warm-\(i)", by: .taskContext) {}
+        }
+        _ = await waitUntil(timeout: .seconds(60)) { TempoRegistry.shared.liveKeyCount == 0 }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+
+    /// `count` identifiers live at once (each debounced with an hour-long window): resident
+    /// bytes per identifier.
+    static func live(_ count: Int) async -> String {
+        await warmUp()
+        guard let before = residentBytes() else { return "nan" }
+        for i in 0..<count {
+            debounce(.seconds(3_600), identifier: "live-\(i)", by: .taskContext) {}
+        }
+        // Let every group's timer task start and park in its sleep.
+        try? await Task.sleep(for: .milliseconds(200))
+        guard TempoRegistry.shared.liveKeyCount == count, let after = residentBytes() else {
+            return "nan"
+        }
+        return "\(Double(after - before) / Double(count))"
+    }
+
+    /// `count` distinct identifiers, `wave` made live at a time, each debounced with `window`;
+    /// the baseline is taken after one warm-up wave. Once all have gone idle: resident growth,
+    /// the same after asking the C allocator to trim, the peak growth, the most groups seen
+    /// live at once, and the growth after `cancelAll()` (which frees the registry's table
+    /// storage, since `removeAll()` does not keep capacity) and another trim: what the idle
+    /// tables' capacity was holding.
+    static func idle(_ count: Int, wave: Int, window: Duration) async -> String {
+        let failed = "nan nan nan nan nan"
+        await warmUp(min(wave, 1_000))
+        guard let before = residentBytes() else { return failed }
+        var peak = before
+        var mostLive = 0
+        var next = 0
+        while next < count {
+            let end = min(count, next + wave)
+            for i in next..<end {
+                debounce(window, identifier: "idle-\(i)", by: .taskContext) {}
+            }
+            next = end
+            mostLive = max(mostLive, TempoRegistry.shared.liveKeyCount)
+            peak = max(peak, residentBytes() ?? 0)
+            _ = await waitUntil(timeout: .seconds(60)) { TempoRegistry.shared.liveKeyCount == 0 }
+        }
+        // Let the finished timer tasks be released.
+        try? await Task.sleep(for: .milliseconds(100))
+        guard TempoRegistry.shared.liveKeyCount == 0, let after = residentBytes() else {
+            return failed
+        }
+        trimAllocator()
+        let trimmed = residentBytes() ?? after
+        TempoRegistry.shared.cancelAll()
+        trimAllocator()
+        let emptied = residentBytes() ?? trimmed
+        return
+            "\(after - before) \(trimmed - before) \(peak - before) \(mostLive) \(emptied - before)"
+    }
+}
+
+/// Runs this executable again with `arguments` and returns what it printed, or `nil` where
+/// that is not supported.
+func runChild(_ arguments: [String]) -> String? {
+    #if os(Linux)
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { return nil }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
+        posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
+        let path = "/proc/self/exe"
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        close(pipeEnds[1])
+        guard status == 0 else {
+            close(pipeEnds[0])
+            return nil
+        }
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes {
+                read(pipeEnds[0], $0.baseAddress, $0.count)
+            }
+            if count <= 0 { break }
+            output += buffer[..<count]
+        }
+        close(pipeEnds[0])
+        var exitStatus: Int32 = 0
+        waitpid(pid, &exitStatus, 0)
+        return String(decoding: output, as: UTF8.self)
+    #else
+        _ = arguments
+        return nil
+    #endif
+}

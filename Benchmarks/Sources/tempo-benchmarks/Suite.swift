@@ -1,0 +1,397 @@
+import Tempo
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Writes a progress line to standard error, so standard output holds only the report.
+func progress(_ message: String) {
+    let line = "[tempo-benchmarks] " + message + "\n"
+    _ = line.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
+}
+
+/// The parts of the suite, for `--only`.
+enum Section: String, CaseIterable, Sendable {
+    case costs, concurrency, memory, lateness, ordering
+}
+
+/// Runs every benchmark and checks the targets.
+struct Suite {
+    let config: Config
+    var sections: Set<Section> = Set(Section.allCases)
+
+    func run() async -> Report {
+        let started = ContinuousClock.now
+        var report = Report(
+            quick: config.quick, repetitions: config.repetitions,
+            cores: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), loadAverage: loadAverage())
+
+        progress("warming up")
+        _ = floorCost(calls: config.calls / 10)
+        _ = await debounceBurst(calls: 1_000, identifier: "warm", duration: .milliseconds(1))
+        _ = droppedThrottle(calls: 1_000, identifier: "warm")
+        _ = await awaitedDroppedThrottle(calls: 100, identifier: "warm-awaited")
+
+        // The floor is measured with the costs; other sections alone measure it by itself.
+        let floor =
+            sections.contains(.costs)
+            ? await costs(into: &report)
+            : Stats((0..<config.repetitions).map { _ in floorCost(calls: config.calls) })
+        if sections.contains(.concurrency) {
+            await concurrency(into: &report, floor: floor.median)
+        }
+        if sections.contains(.memory) { memory(into: &report) }
+        if sections.contains(.lateness) { await lateness(into: &report) }
+        if sections.contains(.ordering) { await ordering(into: &report) }
+
+        report.wallSeconds = (ContinuousClock.now - started).nanoseconds / 1e9
+        return report
+    }
+
+    // MARK: Cost per call
+
+    /// The single-caller costs, repetitions interleaved so that drift hits every row alike.
+    /// Returns the floor.
+    private func costs(into report: inout Report) async -> Stats {
+        var floor: [Double] = []
+        var floorClosure: [Double] = []
+        var caller: [Double] = []
+        var endToEnd: [Double] = []
+        var cpu: [Double] = []
+        var callerBare: [Double] = []
+        var dropped: [Double] = []
+        var droppedBare: [Double] = []
+        var awaitedDropped: [Double] = []
+        var awaitedBurst: [Double] = []
+        var replacedTimers: [Double] = []
+        var droppedTimers: [Double] = []
+        var awaitedTimers: [Double] = []
+        var runs: [Double] = []
+        var lastWrong = 0
+        let calls = config.calls
+        let awaited = config.awaitedCalls
+        for repetition in 0..<config.repetitions {
+            progress("cost per call: repetition \(repetition + 1) of \(config.repetitions)")
+            floor.append(floorCost(calls: calls))
+            floorClosure.append(floorWithClosureCost(calls: calls))
+            let burst = await debounceBurst(
+                calls: calls, identifier: "hot", duration: .milliseconds(20))
+            caller.append(burst.caller)
+            endToEnd.append(burst.endToEnd)
+            cpu.append(burst.cpu)
+            replacedTimers.append(Double(burst.extraTimers))
+            runs.append(Double(burst.runs))
+            if !burst.lastRanLast { lastWrong += 1 }
+            callerBare.append(debounceNonCapturing(calls: calls, identifier: "bare"))
+            let drop = droppedThrottle(calls: calls, identifier: "dropped")
+            dropped.append(drop.perCall)
+            droppedBare.append(droppedThrottleNonCapturing(calls: calls, identifier: "bare"))
+            droppedTimers.append(Double(drop.timersArmed))
+            let awaitedDrop = await awaitedDroppedThrottle(calls: awaited, identifier: "awaited")
+            awaitedDropped.append(awaitedDrop.perCall)
+            awaitedTimers.append(Double(awaitedDrop.timersArmed))
+            let asyncBurst = await awaitedDebounceBurst(
+                calls: awaited, identifier: "awaited-burst", duration: .milliseconds(20))
+            awaitedBurst.append(asyncBurst.endToEnd)
+            replacedTimers.append(Double(asyncBurst.extraTimers))
+            if !asyncBurst.lastRanLast { lastWrong += 1 }
+        }
+        let floorStats = Stats(floor)
+        let base = floorStats.median
+        func add(_ name: String, _ values: [Double]) {
+            let stats = Stats(values)
+            report.rows.append(
+                Row(
+                    section: "cost per call", name: name, unit: .nanosecondsPerCall,
+                    stats: stats, ratioToFloor: stats.median / base))
+        }
+        add("floor: one `Mutex`-guarded dictionary write + one clock read", floor)
+        add("floor + storing the caller's capturing closure (reference)", floorClosure)
+        add("`debounce`, fire-and-forget, one hot identifier: at the caller", caller)
+        add("`debounce`, fire-and-forget: end to end, until the single trailing run", endToEnd)
+        add("`debounce`, fire-and-forget: CPU of all threads until the run", cpu)
+        add("`debounce` at the caller, operation capturing nothing (engine only)", callerBare)
+        add("`throttle`, dropped call (window open)", dropped)
+        add("`throttle`, dropped call, operation capturing nothing (engine only)", droppedBare)
+        add("`await throttle(…).value`, dropped call (`Task`-returning overload)", awaitedDropped)
+        add("`debounce` `Task`-returning overload: burst, every task awaited", awaitedBurst)
+
+        let replaced = replacedTimers.max() ?? 0
+        let droppedMax = max(droppedTimers.max() ?? 0, awaitedTimers.max() ?? 0)
+        report.rows.append(
+            Row(
+                section: "tasks",
+                name: "timers/tasks armed per debounce burst beyond one per run "
+                    + "(bursts of \(grouped(calls)) and \(grouped(awaited)) calls)", unit: .count,
+                stats: Stats(replacedTimers), ratioToFloor: nil))
+        report.rows.append(
+            Row(
+                section: "tasks",
+                name: "runs per fire-and-forget burst (1 unless the caller stalled > 20 ms)",
+                unit: .count, stats: Stats(runs), ratioToFloor: nil))
+        report.rows.append(
+            Row(
+                section: "tasks",
+                name: "timers/tasks armed by \(grouped(calls)) dropped `throttle` calls",
+                unit: .count, stats: Stats(droppedTimers), ratioToFloor: nil))
+
+        let endToEndRatio = Stats(endToEnd).median / base
+        let bareRatio = Stats(callerBare).median / base
+        let droppedBareRatio = Stats(droppedBare).median / base
+        let callerRatio = Stats(caller).median / base
+        let closureRatio = Stats(floorClosure).median / base
+        report.targets.append(
+            Target(
+                name: "fire-and-forget `debounce` end to end within 4× floor",
+                measured: format(endToEndRatio, digits: 2) + "× ("
+                    + format(Stats(endToEnd).median, digits: 1) + " ns vs "
+                    + format(base, digits: 1) + " ns)",
+                met: endToEndRatio <= 4,
+                note: "the caller alone costs \(format(callerRatio, digits: 2))× floor, "
+                    + "\(format(bareRatio, digits: 2))× with an operation that captures nothing; "
+                    + "the caller's escaping closure (allocated before Tempo is reached, paid by "
+                    + "any library) takes the reference row to \(format(closureRatio, digits: 2))×"
+                    + ". The rest is the engine's hot path: see Docs/Tempo.docc/Performance.md."))
+        let droppedRatio = Stats(dropped).median / base
+        report.targets.append(
+            Target(
+                name: "dropped `throttle` call within 3× floor",
+                measured: format(droppedRatio, digits: 2) + "× ("
+                    + format(Stats(dropped).median, digits: 1) + " ns)",
+                met: droppedRatio <= 3,
+                note: "with an operation that captures nothing a dropped call costs "
+                    + "\(format(droppedBareRatio, digits: 2))× floor; the rest is the caller's "
+                    + "closure allocation and release (\(format(closureRatio, digits: 2))× floor "
+                    + "in the reference row, paid by any library). The engine's part is its full "
+                    + "call path: see Docs/Tempo.docc/Performance.md."))
+        report.targets.append(
+            Target(
+                name: "no `Task` or timer created for a dropped or replaced call",
+                measured: "\(Int(replaced)) extra timers per debounce burst, "
+                    + "\(Int(droppedMax)) for dropped throttle calls"
+                    + (lastWrong > 0
+                        ? "; \(lastWrong) bursts did not end with their last call"
+                        : ""),
+                met: replaced == 0 && droppedMax == 0 && lastWrong == 0,
+                note: "a replaced or dropped call armed a timer: the engine's `arm` re-armed"
+                    + " instead of letting the existing timer re-sleep."))
+        return floorStats
+    }
+
+    // MARK: Concurrency
+
+    private func concurrency(into report: inout Report, floor: Double) async {
+        let repetitions = max(3, config.repetitions / 2)
+        for callers in config.callerCounts {
+            var distinct: [Double] = []
+            var shared: [Double] = []
+            var floorShared: [Double] = []
+            progress("concurrent callers: \(callers)")
+            for _ in 0..<repetitions {
+                let length = config.concurrentLength
+                distinct.append(concurrentDebounce(callers: callers, length: length, shared: false))
+                shared.append(concurrentDebounce(callers: callers, length: length, shared: true))
+                floorShared.append(concurrentFloor(callers: callers, length: length))
+            }
+            func add(_ name: String, _ values: [Double]) {
+                let stats = Stats(values)
+                report.rows.append(
+                    Row(
+                        section: "concurrent callers", name: name, unit: .callsPerSecond,
+                        stats: stats, ratioToFloor: 1e9 / stats.median / floor))
+            }
+            let threads = callers == 1 ? "1 thread" : "\(callers) threads"
+            add("`debounce`, \(threads), distinct identifiers: total", distinct)
+            add("`debounce`, \(threads), one shared identifier: total", shared)
+            add("floor, \(threads), one shared `Mutex` dictionary: total", floorShared)
+        }
+    }
+
+    // MARK: Memory
+
+    private func memory(into report: inout Report) {
+        var perLive: [Double] = []
+        var waves: [Double] = []
+        var wavesTrimmed: [Double] = []
+        var fewerWaves: [Double] = []
+        var burst: [Double] = []
+        var burstTrimmed: [Double] = []
+        var burstPeak: [Double] = []
+        var burstLive: [Double] = []
+        var burstEmptied: [Double] = []
+        let idle = config.idleIdentifiers
+        let many = config.burstIdentifiers
+        for repetition in 0..<config.memoryRepetitions {
+            progress("memory: repetition \(repetition + 1) of \(config.memoryRepetitions)")
+            if let value = child(["live", "\(config.liveIdentifiers)"]).first {
+                perLive.append(value)
+            }
+            if let value = child(["idle", "\(idle / 10)", "1000", "2"]).first {
+                fewerWaves.append(value)
+            }
+            let waved = child(["idle", "\(idle)", "1000", "2"])
+            if waved.count == 5 {
+                waves.append(waved[0])
+                wavesTrimmed.append(waved[1])
+            }
+            // All live at once: the window outlasts making them (about 5 µs each, a timer task
+            // per group).
+            let window = max(500, many / 100)
+            let burstRun = child(["idle", "\(many)", "\(many)", "\(window)"])
+            if burstRun.count == 5 {
+                burst.append(burstRun[0])
+                burstTrimmed.append(burstRun[1])
+                burstPeak.append(burstRun[2])
+                burstLive.append(burstRun[3])
+                burstEmptied.append(burstRun[4])
+            }
+        }
+        guard !perLive.isEmpty, !waves.isEmpty, !fewerWaves.isEmpty, !burst.isEmpty else {
+            report.notes.append("Resident memory is not measured on this platform.")
+            report.targets.append(
+                Target(
+                    name: "resident growth after \(grouped(idle)) idle identifiers under 2 MB",
+                    measured: "not measured", met: false,
+                    note: "needs /proc/self/statm (Linux)."))
+            return
+        }
+        func add(_ name: String, _ unit: Unit, _ values: [Double]) {
+            report.rows.append(
+                Row(section: "memory", name: name, unit: unit, stats: Stats(values)))
+        }
+        add(
+            "resident bytes per live identifier (\(grouped(config.liveIdentifiers)) live "
+                + "debounce groups, each with its timer task)", .bytesPerIdentifier, perLive)
+        add(
+            "resident growth after \(grouped(idle)) distinct identifiers, 1,000 live at a time, "
+                + "went idle", .bytes, waves)
+        add("… the same after `malloc_trim(0)`", .bytes, wavesTrimmed)
+        add(
+            "… the same with \(grouped(idle / 10)) identifiers (growth that does not scale is "
+                + "one-time)", .bytes, fewerWaves)
+        add(
+            "stress: \(grouped(many)) distinct identifiers live at once: peak resident growth",
+            .bytes, burstPeak)
+        add("… most of them live at the same moment", .count, burstLive)
+        add("… resident growth once all went idle", .bytes, burst)
+        add("… the same after `malloc_trim(0)`", .bytes, burstTrimmed)
+        add(
+            "… the same after `cancelAll()` freed the idle tables' storage, and a trim", .bytes,
+            burstEmptied)
+        let slope = zip(waves, fewerWaves).map { ($0 - $1) / Double(idle - idle / 10) }
+        add(
+            "growth per additional identifier (\(grouped(idle / 10)) → \(grouped(idle)), paired "
+                + "by repetition)", .bytesPerIdentifier, slope)
+        let limit = 2_000_000.0
+        let median = Stats(waves).median
+        let trimmedMedian = Stats(wavesTrimmed).median
+        report.targets.append(
+            Target(
+                name: "resident growth after \(grouped(idle)) identifiers went idle under 2 MB",
+                measured: format(median / 1e6, digits: 2) + " MB",
+                met: median < limit,
+                note: "after `malloc_trim` the growth is "
+                    + format(trimmedMedian / 1e6, digits: 2) + " MB"
+                    + (trimmedMedian < limit
+                        ? ": the rest is freed memory the C allocator keeps, not live objects"
+                        : ": live memory stays behind") + "; with a tenth of the identifiers "
+                    + "it is " + format(Stats(fewerWaves).median / 1e6, digits: 2)
+                    + " MB, so it does not grow with the identifiers ("
+                    + format(Stats(slope).median, digits: 1) + " bytes per extra identifier)."))
+        let kept = Stats(burstTrimmed).median
+        let emptied = Stats(burstEmptied).median
+        if kept >= limit {
+            report.notes.append(
+                "With \(grouped(many)) identifiers live at once, "
+                    + format(kept / 1e6, digits: 1)
+                    + " MB stay resident after they all went idle, even after `malloc_trim`; "
+                    + "freeing the idle tables' storage (`cancelAll()`) brings it to "
+                    + format(emptied / 1e6, digits: 1) + " MB: the registry's dictionaries "
+                    + "keep their peak capacity once their keys are removed.")
+        }
+    }
+
+    /// Runs one memory benchmark in a fresh process; the figures it printed.
+    private func child(_ arguments: [String]) -> [Double] {
+        guard let output = runChild(["--child"] + arguments) else { return [] }
+        let values = output.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap {
+            Double(String($0))
+        }
+        return values.allSatisfy(\.isFinite) ? values : []
+    }
+
+    // MARK: Lateness
+
+    private func lateness(into report: inout Report) async {
+        var debounceP50: [Double] = []
+        var debounceP99: [Double] = []
+        var sleepP50: [Double] = []
+        var sleepP99: [Double] = []
+        var difference: [Double] = []
+        let repetitions = max(3, config.repetitions / 2)
+        for repetition in 0..<repetitions {
+            progress("lateness: repetition \(repetition + 1) of \(repetitions)")
+            let result = await measureLateness(
+                samples: config.latenessSamples, delay: config.latenessDelay)
+            debounceP50.append(result.debounceP50)
+            debounceP99.append(result.debounceP99)
+            sleepP50.append(result.sleepP50)
+            sleepP99.append(result.sleepP99)
+            difference.append(result.debounceP99 - result.sleepP99)
+        }
+        let window = "\(Int(config.latenessDelay.nanoseconds / 1e6)) ms"
+        func add(_ name: String, _ values: [Double]) {
+            report.rows.append(
+                Row(section: "lateness", name: name, unit: .microseconds, stats: Stats(values)))
+        }
+        add("`debounce` (\(window)) operation start after its deadline, p50", debounceP50)
+        add("`debounce` (\(window)) operation start after its deadline, p99", debounceP99)
+        add("bare `Task.sleep(until:)` (\(window)) return after its deadline, p50", sleepP50)
+        add("bare `Task.sleep(until:)` (\(window)) return after its deadline, p99", sleepP99)
+        add("p99 difference, `debounce` − bare sleep", difference)
+        let median = Stats(difference).median
+        report.targets.append(
+            Target(
+                name: "`debounce` lateness p99 within 100 µs of a bare sleep's",
+                measured: (median >= 0 ? "+" : "") + format(median, digits: 1) + " µs ("
+                    + format(Stats(debounceP99).median, digits: 1) + " vs "
+                    + format(Stats(sleepP99).median, digits: 1) + " µs)",
+                met: median <= 100,
+                note: "the timer task wakes like a bare sleep and then takes the registry lock; "
+                    + "a late p99 points at lock contention or a re-sleep in the timer loop."))
+    }
+
+    // MARK: Ordering
+
+    private func ordering(into report: inout Report) async {
+        var violations: [Double] = []
+        var earlier: [Double] = []
+        for repetition in 0..<config.repetitions {
+            progress("ordering: repetition \(repetition + 1) of \(config.repetitions)")
+            let result = await orderingBursts(config.orderingBursts, seed: repetition)
+            violations.append(Double(result.violations))
+            earlier.append(Double(result.earlierRuns))
+        }
+        let bursts = grouped(config.orderingBursts)
+        report.rows.append(
+            Row(
+                section: "ordering",
+                name: "bursts whose last call was not the one that ran (of \(bursts))",
+                unit: .count, stats: Stats(violations)))
+        report.rows.append(
+            Row(
+                section: "ordering",
+                name: "earlier runs within bursts (a gap in the loop longer than the window)",
+                unit: .count, stats: Stats(earlier)))
+        let total = Int(violations.reduce(0, +))
+        report.targets.append(
+            Target(
+                name: "ordering violations 0",
+                measured:
+                    "\(total) in \(grouped(config.orderingBursts * config.repetitions)) bursts",
+                met: total == 0,
+                note: "a burst ended with an earlier call than its last: call order was lost."))
+    }
+}

@@ -1,0 +1,72 @@
+import Tempo
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+// Usage: swift run -c release --package-path Benchmarks tempo-benchmarks [--quick] [--json]
+//
+// Prints a markdown table (or, with --json, a JSON document) to standard output and progress to
+// standard error. --quick runs a small version of everything (for CI).
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+if arguments.first == "--child" {
+    // A memory benchmark in a fresh process, started by the parent run.
+    let rest = Array(arguments.dropFirst())
+    let count = rest.count > 1 ? Int(rest[1]) ?? 0 : 0
+    switch rest.first {
+    case "live":
+        print(await MemoryChild.live(count))
+    case "idle":
+        let wave = rest.count > 2 ? Int(rest[2]) ?? count : count
+        let window = rest.count > 3 ? Int(rest[3]) ?? 10 : 10
+        print(await MemoryChild.idle(count, wave: wave, window: .milliseconds(window)))
+    case "loop":
+        // A bare hot loop for profilers: --child loop floor|debounce|throttle CALLS
+        let calls = rest.count > 2 ? Int(rest[2]) ?? 100_000 : 100_000
+        switch rest.count > 1 ? rest[1] : "" {
+        case "floor": print(floorCost(calls: calls))
+        case "debounce": print(debounceNonCapturing(calls: calls, identifier: "hot"))
+        case "throttle": print(droppedThrottleNonCapturing(calls: calls, identifier: "hot"))
+        default: print("nan")
+        }
+    default:
+        print("nan")
+    }
+    exit(0)
+}
+
+let usage = """
+    usage: tempo-benchmarks [--quick] [--json] [--only SECTION]
+      --quick         a small version of every benchmark (under 30 s)
+      --json          print a JSON document instead of the markdown table
+      --only SECTION  run one section: \(Section.allCases.map(\.rawValue).joined(separator: ", "))
+    """
+var sections = Set(Section.allCases)
+var index = 0
+while index < arguments.count {
+    switch arguments[index] {
+    case "--quick", "--json": break
+    case "--help", "-h":
+        print(usage)
+        exit(0)
+    case "--only" where index + 1 < arguments.count:
+        guard let section = Section(rawValue: arguments[index + 1]) else {
+            progress("unknown section \(arguments[index + 1])\n" + usage)
+            exit(2)
+        }
+        sections = [section]
+        index += 1
+    default:
+        progress("unknown argument \(arguments[index])\n" + usage)
+        exit(2)
+    }
+    index += 1
+}
+
+let config = arguments.contains("--quick") ? Config.quickRun : Config.full
+let report = await Suite(config: config, sections: sections).run()
+print(arguments.contains("--json") ? report.json() : report.markdown())
