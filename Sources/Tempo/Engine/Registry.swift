@@ -128,13 +128,13 @@ extension TempoRegistry {
     }
 
     /// The kinds of timer the registry arms.
-    private enum TimerKind {
+    fileprivate enum TimerKind {
         case debounce(GroupKey)
         case throttle(GroupKey)
     }
 
     /// Makes sure a group's timer wakes no later than `wake`. Called with the lock held.
-    private func arm<State>(
+    fileprivate func arm<State>(
         _ slot: inout Slot<State>, wake: Duration, kind: TimerKind, tables: inout Tables
     ) {
         if slot.timer != nil, slot.timerDeadline <= wake { return }
@@ -156,7 +156,8 @@ extension TempoRegistry {
 
 extension TempoRegistry {
     func debounce(
-        _ key: GroupKey, duration: Duration, option: DebounceOptions, operation: Operation
+        _ key: GroupKey, duration: Duration, option: DebounceOptions, maxWait: Duration?,
+        operation: Operation
     ) {
         let now = clock.now()
         guard duration > .zero else { return operation.launch(clock) }
@@ -166,12 +167,12 @@ extension TempoRegistry {
         let result = tables.withLock { tables in
             var slot = tables.debounces.removeValue(forKey: key) ?? Slot(state: DebounceState())
             let result = slot.state.call(
-                at: now, duration: duration, option: option, payload: operation)
+                at: now, duration: duration, option: option, maxWait: maxWait, payload: operation)
             arm(&slot, wake: result.wake, kind: .debounce(key), tables: &tables)
             tables.debounces[key] = slot
             return result
         }
-        result.replaced?.discard()
+        result.dropped?.discard()
         result.catchUp?.launch(clock)
         result.runNow?.launch(clock)
     }
@@ -399,5 +400,76 @@ extension TempoRegistry {
         }
         entries.sort { ($0.kind.rawValue, $0.key) < ($1.kind.rawValue, $1.key) }
         return TempoSnapshot(now: now, entries: entries)
+    }
+}
+
+// MARK: - Control by key
+
+extension TempoRegistry {
+    /// Forgets a debounce group: its pending call never runs, its quiet window ends, its timer
+    /// is cancelled and its key is removed. Does nothing for a key that is not live.
+    func cancelDebounce(_ key: GroupKey) {
+        let slot = tables.withLock { $0.debounces.removeValue(forKey: key) }
+        slot?.timer?.cancel()
+        slot?.state.pending?.discard()
+    }
+
+    /// Runs a debounce group's pending call now, if it has one.
+    func flushDebounce(_ key: GroupKey) {
+        let now = clock.now()
+        let (run, timer) = tables.withLock { tables -> (Operation?, TimerRef?) in
+            guard var slot = tables.debounces[key], let run = slot.state.flush(at: now) else {
+                return (nil, nil)
+            }
+            if slot.state.isIdle(at: now) {
+                tables.debounces[key] = nil
+                return (run, slot.timer)
+            }
+            if let wake = slot.state.quietUntil {
+                arm(&slot, wake: wake, kind: .debounce(key), tables: &tables)
+            }
+            tables.debounces[key] = slot
+            return (run, nil)
+        }
+        timer?.cancel()
+        run?.launch(clock)
+    }
+
+    /// When a debounce group's pending call runs, if it has one.
+    func pendingDebounce(_ key: GroupKey) -> PendingCall? {
+        let now = clock.now()
+        let runsAt = tables.withLock { $0.debounces[key]?.state.pendingDeadline }
+        return runsAt.map { PendingCall(runsAt: $0, now: now) }
+    }
+
+    /// Forgets a throttle group: its trailing call never runs, its window closes, its timer is
+    /// cancelled and its key is removed. Does nothing for a key that is not live.
+    func cancelThrottle(_ key: GroupKey) {
+        let slot = tables.withLock { $0.throttles.removeValue(forKey: key) }
+        slot?.timer?.cancel()
+        slot?.state.trailing?.discard()
+    }
+
+    /// Runs a throttle group's trailing call now, if it has one; the run opens a new window.
+    func flushThrottle(_ key: GroupKey) {
+        let now = clock.now()
+        let run = tables.withLock { tables -> Operation? in
+            guard var slot = tables.throttles[key], let run = slot.state.flush(at: now) else {
+                return nil
+            }
+            if let wake = slot.state.closesAt {
+                arm(&slot, wake: wake, kind: .throttle(key), tables: &tables)
+            }
+            tables.throttles[key] = slot
+            return run
+        }
+        run?.launch(clock)
+    }
+
+    /// When a throttle group's trailing call runs, if it has one.
+    func pendingThrottle(_ key: GroupKey) -> PendingCall? {
+        let now = clock.now()
+        let runsAt = tables.withLock { $0.throttles[key]?.state.pendingDeadline }
+        return runsAt.map { PendingCall(runsAt: $0, now: now) }
     }
 }

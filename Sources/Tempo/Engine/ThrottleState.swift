@@ -2,19 +2,24 @@
 /// clock and no task.
 ///
 /// A window covers `[opened, closesAt)`: a call at `closesAt` finds it closed. When a window
-/// closes with a trailing call pending (`.ensureLast`), that call runs at the closing instant
-/// and opens the next window there.
+/// closes with a trailing call pending (`.ensureLast`, `.trailing`), that call runs at the
+/// closing instant and opens the next window there.
+///
+/// The modes, for a call that finds the window closed / open:
+/// - `.default`: runs at once and opens a window / is dropped.
+/// - `.ensureLast`: runs at once and opens a window / becomes the trailing call.
+/// - `.trailing`: becomes the trailing call and opens a window / becomes the trailing call.
 struct ThrottleState<Payload> {
     /// When the open window closes; `nil` when no window is open.
     private(set) var closesAt: Duration?
-    /// The latest call dropped during the window, kept by `.ensureLast`.
+    /// The latest call made during the window, kept by `.ensureLast` and `.trailing`.
     private(set) var trailing: Payload?
     private var trailingDuration: Duration = .zero
 
     struct CallResult {
         /// A trailing call whose window had closed when this call came; it runs first.
         var catchUp: Payload?
-        /// The call itself, when it found the window closed.
+        /// The call itself, when it found the window closed (not in `.trailing`).
         var runNow: Payload?
         /// A call that will never run: this one (dropped) or the trailing call it replaced.
         var dropped: Payload?
@@ -28,6 +33,9 @@ struct ThrottleState<Payload> {
         var next: Duration?
     }
 
+    /// When the trailing call runs, if there is one.
+    var pendingDeadline: Duration? { trailing == nil ? nil : closesAt }
+
     /// A call at `now` with a positive `duration`.
     mutating func call(
         at now: Duration, duration: Duration, option: ThrottleOptions, payload: Payload
@@ -38,14 +46,19 @@ struct ThrottleState<Payload> {
             if let reopened = closesAt, now >= reopened { closesAt = nil }
         }
         if closesAt == nil {
-            result.runNow = payload
             closesAt = now.adding(duration)
-        } else if option == .ensureLast {
+            if option == .trailing {
+                trailing = payload
+                trailingDuration = duration
+            } else {
+                result.runNow = payload
+            }
+        } else if option == .default {
+            result.dropped = payload
+        } else {
             result.dropped = trailing
             trailing = payload
             trailingDuration = duration
-        } else {
-            result.dropped = payload
         }
         result.wake = closesAt!
         return result
