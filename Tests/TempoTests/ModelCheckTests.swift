@@ -79,17 +79,23 @@ struct Schedule: CustomStringConvertible {
         var random = SeededRandom(seed: seed)
         self.seed = seed
         let frontRoll = Int.random(in: 0..<20, using: &random)
-        front = frontRoll < 12 ? .identifier : frontRoll < 16 ? .scoped : frontRoll < 18 ? .mainActor : .task
+        front =
+            frontRoll < 12
+            ? .identifier : frontRoll < 16 ? .scoped : frontRoll < 18 ? .mainActor : .task
         let groupCount = Int.random(in: 1...2, using: &random)
         let shareName = Bool.random(using: &random)
         groups = (0..<groupCount).map { index in
             let mode: Mode
             if Bool.random(using: &random) {
-                let option = [DebounceOptions.default, .runFirst, .leading].randomElement(using: &random)!
-                let maxWait = Bool.random(using: &random) ? Int.random(in: -2...12, using: &random) : nil
+                let option = [DebounceOptions.default, .runFirst, .leading].randomElement(
+                    using: &random)!
+                let maxWait =
+                    Bool.random(using: &random) ? Int.random(in: -2...12, using: &random) : nil
                 mode = .debounce(option, maxWait: maxWait)
             } else {
-                mode = .throttle([ThrottleOptions.default, .ensureLast, .trailing].randomElement(using: &random)!)
+                mode = .throttle(
+                    [ThrottleOptions.default, .ensureLast, .trailing].randomElement(using: &random)!
+                )
             }
             return Group(
                 name: shareName ? "g" : "g\(index)", mode: mode,
@@ -376,7 +382,9 @@ func runEngine(_ schedule: Schedule) async -> Trace {
 // MARK: - The timeline of a failing seed
 
 func timeline(_ schedule: Schedule, model: Trace, engine: Trace) -> String {
-    var lines = ["Model check failed: \(schedule)", "", "  step  t  action          model | engine"]
+    var lines = [
+        "Model check failed: \(schedule)", "", "  step  t  action          model | engine",
+    ]
     var now = 0
     for (step, action) in schedule.actions.enumerated() {
         let text: String

@@ -43,7 +43,9 @@ struct DebounceModel {
         case .default, .runFirst:  // trailing: the latest call waits for a quiet window
             if pending == nil { firstWaitingCall = now }
             var due = now + duration
-            if let maxWait, maxWait > 0 { due = min(due, firstWaitingCall + max(maxWait, duration)) }
+            if let maxWait, maxWait > 0 {
+                due = min(due, firstWaitingCall + max(maxWait, duration))
+            }
             pending = (op, due)
             return nil
         }

@@ -104,7 +104,16 @@ struct DebounceState<Payload> {
         return result
     }
 
-    /// Removes the pending call (cancel), returning it.
+    /// Forgets the group (cancel at `now`): the pending call is dropped, the quiet window ends.
+    /// A pending call whose deadline had already come (its timer is late) is not dropped but
+    /// returned as `due`: it runs, as it would have a moment earlier.
+    mutating func cancel(at now: Duration) -> (due: Payload?, dropped: Payload?) {
+        defer { self = DebounceState() }
+        guard pending != nil else { return (nil, nil) }
+        return deadline <= now ? (pending, nil) : (nil, pending)
+    }
+
+    /// Removes the pending call (a withdrawn ticket), returning it.
     mutating func cancelPending() -> Payload? {
         defer { pending = nil }
         return pending

@@ -341,23 +341,39 @@ extension TempoRegistry {
     /// Cancels every pending debounce, throttle and delay call of this registry. Operations
     /// already running go on; cancelled ones never start. Registered running work (repeat,
     /// retry, timeout, time) is not touched: cancel its task.
+    ///
+    /// A call whose instant has already come when `cancelAll()` is called (its timer is a little
+    /// late on a busy clock) is not cancelled: it runs, as it would have a moment earlier.
+    ///
+    /// ```swift
+    /// func userDidSignOut() { TempoRegistry.shared.cancelAll() }
+    /// ```
     public func cancelAll() {
-        let removed = tables.withLock { tables -> [(TimerRef?, Operation?)] in
-            var removed: [(TimerRef?, Operation?)] = []
-            for slot in tables.debounces.values { removed.append((slot.timer, slot.state.pending)) }
-            for slot in tables.throttles.values {
-                removed.append((slot.timer, slot.state.trailing))
+        let now = clock.now()
+        let (timers, due, dropped) = tables.withLock {
+            tables -> ([TimerRef], [Operation], [Operation]) in
+            var timers: [TimerRef] = []
+            var due: [Operation] = []
+            var dropped: [Operation] = []
+            func add(_ timer: TimerRef?, _ outcome: (due: Operation?, dropped: Operation?)) {
+                if let timer { timers.append(timer) }
+                if let operation = outcome.due { due.append(operation) }
+                if let operation = outcome.dropped { dropped.append(operation) }
             }
-            for slot in tables.delays.values { removed.append((slot.timer, slot.state.operation)) }
+            for var slot in tables.debounces.values { add(slot.timer, slot.state.cancel(at: now)) }
+            for var slot in tables.throttles.values { add(slot.timer, slot.state.cancel(at: now)) }
+            for slot in tables.delays.values {
+                let operation = slot.state.operation
+                add(slot.timer, slot.state.deadline <= now ? (operation, nil) : (nil, operation))
+            }
             tables.debounces.removeAll()
             tables.throttles.removeAll()
             tables.delays.removeAll()
-            return removed
+            return (timers, due, dropped)
         }
-        for (timer, operation) in removed {
-            timer?.cancel()
-            operation?.discard()
-        }
+        for timer in timers { timer.cancel() }
+        for operation in dropped { operation.discard() }
+        for operation in due { operation.launch(clock) }
     }
 
     /// What is live in this registry now, per call site or identifier. Empty when idle.
@@ -409,9 +425,12 @@ extension TempoRegistry {
     /// Forgets a debounce group: its pending call never runs, its quiet window ends, its timer
     /// is cancelled and its key is removed. Does nothing for a key that is not live.
     func cancelDebounce(_ key: GroupKey) {
-        let slot = tables.withLock { $0.debounces.removeValue(forKey: key) }
-        slot?.timer?.cancel()
-        slot?.state.pending?.discard()
+        let now = clock.now()
+        guard var slot = tables.withLock({ $0.debounces.removeValue(forKey: key) }) else { return }
+        slot.timer?.cancel()
+        let (due, dropped) = slot.state.cancel(at: now)
+        dropped?.discard()
+        due?.launch(clock)
     }
 
     /// Runs a debounce group's pending call now, if it has one.
@@ -445,24 +464,30 @@ extension TempoRegistry {
     /// Forgets a throttle group: its trailing call never runs, its window closes, its timer is
     /// cancelled and its key is removed. Does nothing for a key that is not live.
     func cancelThrottle(_ key: GroupKey) {
-        let slot = tables.withLock { $0.throttles.removeValue(forKey: key) }
-        slot?.timer?.cancel()
-        slot?.state.trailing?.discard()
+        let now = clock.now()
+        guard var slot = tables.withLock({ $0.throttles.removeValue(forKey: key) }) else { return }
+        slot.timer?.cancel()
+        let (due, dropped) = slot.state.cancel(at: now)
+        dropped?.discard()
+        due?.launch(clock)
     }
 
     /// Runs a throttle group's trailing call now, if it has one; the run opens a new window.
     func flushThrottle(_ key: GroupKey) {
         let now = clock.now()
-        let run = tables.withLock { tables -> Operation? in
+        let (run, timer) = tables.withLock { tables -> (Operation?, TimerRef?) in
             guard var slot = tables.throttles[key], let run = slot.state.flush(at: now) else {
-                return nil
+                return (nil, nil)
             }
-            if let wake = slot.state.closesAt {
-                arm(&slot, wake: wake, kind: .throttle(key), tables: &tables)
+            guard let wake = slot.state.closesAt else {
+                tables.throttles[key] = nil
+                return (run, slot.timer)
             }
+            arm(&slot, wake: wake, kind: .throttle(key), tables: &tables)
             tables.throttles[key] = slot
-            return run
+            return (run, nil)
         }
+        timer?.cancel()
         run?.launch(clock)
     }
 

@@ -74,15 +74,31 @@ struct ThrottleState<Payload> {
         return FireResult(run: run, next: closesAt)
     }
 
-    /// Removes the trailing call (cancel), returning it.
+    /// Forgets the group (cancel at `now`): the trailing call is dropped, the window closes. A
+    /// trailing call whose window had already closed (the timer is late) is not dropped but
+    /// returned as `due`: it runs, as it would have a moment earlier.
+    mutating func cancel(at now: Duration) -> (due: Payload?, dropped: Payload?) {
+        defer { self = ThrottleState() }
+        guard let trailing else { return (nil, nil) }
+        return closesAt.map { $0 <= now } == true ? (trailing, nil) : (nil, trailing)
+    }
+
+    /// Removes the trailing call (a withdrawn ticket), returning it.
     mutating func cancelTrailing() -> Payload? {
         defer { trailing = nil }
         return trailing
     }
 
-    /// Runs the trailing call now (flush): it runs at `now` and opens a window there.
+    /// Runs the trailing call now (flush): it runs at `now` and opens a window there. When its
+    /// window had already closed (the timer is late), it runs as it would have then: the window
+    /// it opens starts when the old one closed.
     mutating func flush(at now: Duration) -> Payload? {
         guard let run = trailing else { return nil }
+        if let end = closesAt, end <= now {
+            _ = closeWindow(at: end)
+            if let reopened = closesAt, reopened <= now { closesAt = nil }
+            return run
+        }
         trailing = nil
         closesAt = now.adding(trailingDuration)
         return run
