@@ -1,0 +1,212 @@
+import Tempo
+import TempoTesting
+import Testing
+
+@Suite struct DebounceModesTests {
+    // MARK: .leading
+
+    @Test func leadingRunsTheFirstCallOfABurstAtOnceAndDropsTheRest() async {
+        let log = Log<String>()
+        await onManualClock { clock, registry in
+            for i in 0..<4 {
+                debounce(.milliseconds(300), identifier: "submit", by: .taskContext, option: .leading) {
+                    log.mark("tap\(i)", registry)
+                }
+                await clock.advance(by: .milliseconds(200))
+            }
+            #expect(log.all == ["tap0@0"])
+            await clock.advance(by: .seconds(5))
+            #expect(log.all == ["tap0@0"])
+            #expect(registry.liveKeyCount == 0)
+        }
+    }
+
+    @Test func leadingEveryCallPushesTheQuietWindowOut() async {
+        let log = Log<String>()
+        await onManualClock { clock, registry in
+            func tap(_ label: String) {
+                debounce(.milliseconds(300), identifier: "submit", by: .taskContext, option: .leading) {
+                    log.mark(label, registry)
+                }
+            }
+            tap("a")  // 0: runs, quiet until 300
+            await clock.advance(to: .init(offset: .milliseconds(250)))
+            tap("b")  // 250: dropped, quiet until 550
+            await clock.advance(to: .init(offset: .milliseconds(500)))
+            tap("c")  // 500: dropped, although 300 ms passed since the run; quiet until 800
+            await clock.advance(to: .init(offset: .milliseconds(799)))
+            tap("d")  // 799: dropped; quiet until 1099
+            #expect(registry.liveKeyCount == 1)
+            #expect(pendingDebounce(identifier: "submit") == nil)  // nothing is ever pending
+            await clock.advance(to: .init(offset: .milliseconds(1_099)))
+            #expect(registry.liveKeyCount == 0)
+            tap("e")  // a new burst
+            #expect(log.all == ["a@0", "e@1099"])
+        }
+    }
+
+    @Test func leadingTaskOverloadFinishesDroppedCallsAtOnce() async {
+        let log = Log<String>()
+        await onManualClock { clock, registry in
+            let first = debounce(
+                .milliseconds(300), identifier: "s", by: .taskContext, option: .leading,
+                onError: nil
+            ) { log.mark("first", registry) }
+            let second = debounce(
+                .milliseconds(300), identifier: "s", by: .taskContext, option: .leading,
+                onError: nil
+            ) { log.mark("second", registry) }
+            await second.value  // dropped: done without running
+            await first.value
+            #expect(log.all == ["first@0"])
+            await clock.advance(by: .milliseconds(300))
+            #expect(registry.liveKeyCount == 0)
+        }
+    }
+
+    // MARK: .runFirst
+
+    @Test func runFirstSingleCallRunsOnce() async {
+        let log = Log<String>()
+        await onManualClock { clock, registry in
+            debounce(.milliseconds(300), identifier: "r", by: .taskContext, option: .runFirst) {
+                log.mark("only", registry)
+            }
+            await clock.advance(by: .seconds(2))
+            #expect(log.all == ["only@0"])
+            #expect(registry.liveKeyCount == 0)
+        }
+    }
+
+    @Test func runFirstBurstRunsFirstAndLast() async {
+        let log = Log<String>()
+        await onManualClock { clock, registry in
+            for i in 0..<5 {
+                debounce(.milliseconds(300), identifier: "r", by: .taskContext, option: .runFirst) {
+                    log.mark("c\(i)", registry)
+                }
+                await clock.advance(by: .milliseconds(100))
+            }
+            await clock.advance(by: .seconds(2))
+            #expect(log.all == ["c0@0", "c4@700"])
+        }
+    }
+
+    // MARK: maxWait
+
+    /// Ten calls 100 ms apart, with a 300 ms window: the burst never pauses.
+    private func steadyBurst(
+        option: DebounceOptions, maxWait: Duration?
+    ) async -> [String] {
+        let log = Log<String>()
+        await onManualClock { clock, registry in
+            for i in 0..<10 {
+                debounce(
+                    .milliseconds(300), identifier: "burst", by: .taskContext, option: option,
+                    maxWait: maxWait
+                ) { log.mark("c\(i)", registry) }
+                await clock.advance(by: .milliseconds(100))
+            }
+            await clock.advance(by: .seconds(2))
+            #expect(registry.liveKeyCount == 0)
+        }
+        return log.all
+    }
+
+    @Test func withoutMaxWaitANeverPausingBurstRunsOnlyAtItsEnd() async {
+        #expect(await steadyBurst(option: .default, maxWait: nil) == ["c9@1200"])
+    }
+
+    @Test func maxWaitRunsTheLatestCallAtMostMaxWaitAfterTheFirst() async {
+        // Calls at 0...900. The first waits from 0, so the latest call (400) runs at 500; the
+        // call at 500 starts the next wait, which runs the call made at 900 at 1000.
+        #expect(
+            await steadyBurst(option: .default, maxWait: .milliseconds(500)) == [
+                "c4@500", "c9@1000",
+            ])
+    }
+
+    @Test func maxWaitBelowTheDurationIsRaisedToIt() async {
+        #expect(
+            await steadyBurst(option: .default, maxWait: .milliseconds(100)) == [
+                "c2@300", "c5@600", "c8@900", "c9@1200",
+            ])
+    }
+
+    @Test(arguments: [Duration.zero, .milliseconds(-5), .seconds(-1_000)])
+    func maxWaitZeroOrNegativeMeansNoMaximum(maxWait: Duration) async {
+        #expect(await steadyBurst(option: .default, maxWait: maxWait) == ["c9@1200"])
+    }
+
+    @Test func maxWaitWithRunFirst() async {
+        // c0 runs at once; c1 (100) starts the wait, so c5 runs at 600 and starts a quiet
+        // window; c6 (600) starts the next wait: c9 runs at 1100.
+        #expect(
+            await steadyBurst(option: .runFirst, maxWait: .milliseconds(500)) == [
+                "c0@0", "c5@600", "c9@1100",
+            ])
+    }
+
+    @Test func maxWaitDoesNotApplyToLeading() async {
+        #expect(await steadyBurst(option: .leading, maxWait: .milliseconds(500)) == ["c0@0"])
+    }
+
+    @Test func maxWaitWithTheMainActorAndTaskOverloads() async {
+        let log = Log<String>()
+        await onManualClock { clock, registry in
+            for i in 0..<6 {
+                debounce(.milliseconds(300), identifier: "m", maxWait: .milliseconds(400)) {
+                    @MainActor in log.mark("main\(i)", registry)
+                }
+                debounce(
+                    .milliseconds(300), identifier: "t", by: .ownedActor,
+                    maxWait: .milliseconds(400), onError: nil
+                ) { log.mark("task\(i)", registry) }
+                await clock.advance(by: .milliseconds(100))
+            }
+            await clock.advance(by: .seconds(1))
+            #expect(log.all.sorted() == ["main3@400", "main5@800", "task3@400", "task5@800"])
+        }
+    }
+
+    // MARK: Bad input
+
+    @Test func hugeDurationsNeverTrap() async {
+        let log = Log<String>()
+        await onManualClock { clock, registry in
+            let forever = Duration.seconds(Int64.max)
+            for option in [DebounceOptions.default, .runFirst, .leading] {
+                for i in 0..<3 {
+                    debounce(
+                        forever, identifier: "\(option)", by: .taskContext, option: option,
+                        maxWait: forever
+                    ) { log.mark("\(option)\(i)", registry) }
+                }
+            }
+            debounce(
+                .milliseconds(10), identifier: "capped", by: .taskContext, maxWait: forever
+            ) { log.mark("capped", registry) }
+            await clock.advance(by: .seconds(1_000_000))
+            #expect(log.all.sorted() == ["capped@10", "leading0@0", "runFirst0@0"])
+            #expect(pendingDebounce(identifier: "default")?.remaining ?? .zero > .seconds(1_000_000))
+            #expect(registry.liveKeyCount == 3)
+            registry.cancelAll()
+            #expect(registry.liveKeyCount == 0)
+        }
+    }
+
+    @Test func zeroDurationRunsAtOnceInEveryMode() async {
+        let log = Log<String>()
+        await onManualClock { clock, registry in
+            for option in [DebounceOptions.default, .runFirst, .leading] {
+                for i in 0..<2 {
+                    debounce(.zero, identifier: "z", by: .taskContext, option: option) {
+                        log.mark("\(option)\(i)", registry)
+                    }
+                }
+            }
+            #expect(log.count == 6)
+            #expect(registry.liveKeyCount == 0)
+        }
+    }
+}
