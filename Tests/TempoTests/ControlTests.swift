@@ -84,7 +84,8 @@ import Testing
         let log = Log<String>()
         await onManualClock { clock, registry in
             func call(_ label: String) {
-                throttle(.milliseconds(300), identifier: "t", by: .taskContext, option: .ensureLast) {
+                throttle(.milliseconds(300), identifier: "t", by: .taskContext, option: .ensureLast)
+                {
                     log.mark(label, registry)
                 }
             }
@@ -104,7 +105,8 @@ import Testing
         let log = Log<String>()
         await onManualClock { clock, registry in
             func call(_ label: String) {
-                throttle(.milliseconds(300), identifier: "t", by: .taskContext, option: .ensureLast) {
+                throttle(.milliseconds(300), identifier: "t", by: .taskContext, option: .ensureLast)
+                {
                     log.mark(label, registry)
                 }
             }
@@ -191,7 +193,9 @@ import Testing
     @Test func cancelAllCancelsEveryKindAndEmptiesTheRegistry() async {
         let log = Log<String>()
         await onManualClock { clock, registry in
-            debounce(.milliseconds(100), identifier: "d", by: .taskContext) { log.mark("d", registry) }
+            debounce(.milliseconds(100), identifier: "d", by: .taskContext) {
+                log.mark("d", registry)
+            }
             debounce(.milliseconds(100), identifier: "l", by: .taskContext, option: .leading) {
                 log.mark("l", registry)
             }

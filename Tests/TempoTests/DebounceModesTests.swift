@@ -9,7 +9,9 @@ import Testing
         let log = Log<String>()
         await onManualClock { clock, registry in
             for i in 0..<4 {
-                debounce(.milliseconds(300), identifier: "submit", by: .taskContext, option: .leading) {
+                debounce(
+                    .milliseconds(300), identifier: "submit", by: .taskContext, option: .leading
+                ) {
                     log.mark("tap\(i)", registry)
                 }
                 await clock.advance(by: .milliseconds(200))
@@ -25,7 +27,9 @@ import Testing
         let log = Log<String>()
         await onManualClock { clock, registry in
             func tap(_ label: String) {
-                debounce(.milliseconds(300), identifier: "submit", by: .taskContext, option: .leading) {
+                debounce(
+                    .milliseconds(300), identifier: "submit", by: .taskContext, option: .leading
+                ) {
                     log.mark(label, registry)
                 }
             }
@@ -188,7 +192,8 @@ import Testing
             ) { log.mark("capped", registry) }
             await clock.advance(by: .seconds(1_000_000))
             #expect(log.all.sorted() == ["capped@10", "leading0@0", "runFirst0@0"])
-            #expect(pendingDebounce(identifier: "default")?.remaining ?? .zero > .seconds(1_000_000))
+            #expect(
+                pendingDebounce(identifier: "default")?.remaining ?? .zero > .seconds(1_000_000))
             #expect(registry.liveKeyCount == 3)
             registry.cancelAll()
             #expect(registry.liveKeyCount == 0)

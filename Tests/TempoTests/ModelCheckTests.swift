@@ -358,7 +358,6 @@ func runEngine(_ schedule: Schedule) async -> Trace {
             }
             return group
         }
-        let settles = schedule.front == .mainActor || schedule.front == .task
         var observations: [Trace.Observation] = []
         for action in schedule.actions {
             switch action {
@@ -368,7 +367,6 @@ func runEngine(_ schedule: Schedule) async -> Trace {
             case .cancel(let index): groups[index].cancel()
             case .cancelAll: registry.cancelAll()
             }
-            if settles { await clock.advance(by: .zero) }
             observations.append(
                 .init(
                     time: ticks(registry.now),

@@ -124,7 +124,10 @@ import Testing
         await onManualClock { clock, registry in
             for option in [ThrottleOptions.default, .ensureLast, .trailing] {
                 for i in 0..<3 {
-                    throttle(.seconds(Int64.max), identifier: "\(option)", by: .taskContext, option: option) {
+                    throttle(
+                        .seconds(Int64.max), identifier: "\(option)", by: .taskContext,
+                        option: option
+                    ) {
                         log.mark("\(option)\(i)", registry)
                     }
                 }
