@@ -95,11 +95,11 @@ public final class ManualClock: Clock, Sendable {
         }
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
     /// A clock reading `now`, zero by default.
     public init(now: Instant = Instant(offset: .zero)) {
-        state = Mutex(State(now: now.offset))
+        state = Lock(State(now: now.offset))
     }
 
     /// The current time.

@@ -1,10 +1,12 @@
 import Synchronization
-import Tempo
 import TempoTesting
+import Testing
+
+@testable import Tempo
 
 /// A thread-safe log of what ran, for tests.
 final class Log<Value: Sendable>: Sendable {
-    private let values = Mutex<[Value]>([])
+    private let values = Lock<[Value]>([])
     func append(_ value: Value) { values.withLock { $0.append(value) } }
     var all: [Value] { values.withLock { $0 } }
     var count: Int { values.withLock { $0.count } }
@@ -17,4 +19,55 @@ func onManualClock(
     let clock = ManualClock()
     let registry = TempoRegistry(clock: clock)
     try await registry.withCurrent { try await body(clock, registry) }
+}
+
+/// A clock whose timers the test fires by hand, in any order, stale ones included.
+final class ScriptedClock: Clock, DeterministicClock, Sendable {
+    struct Timer {
+        var deadline: Duration
+        var fire: @Sendable (Duration) -> Duration?
+        var cancelled: Bool
+    }
+    private let state = Lock<(now: Duration, timers: [Timer])>((.zero, []))
+
+    var now: ManualClock.Instant { ManualClock.Instant(offset: offset) }
+    var minimumResolution: Duration { .nanoseconds(1) }
+    func sleep(until deadline: ManualClock.Instant, tolerance: Duration?) async throws {
+        Issue.record("the engine must not sleep on a deterministic clock")
+    }
+
+    var offset: Duration { state.withLock { $0.now } }
+    func set(_ now: Duration) { state.withLock { $0.now = now } }
+    var timers: [Timer] { state.withLock { $0.timers } }
+
+    /// Calls timer `index`'s callback at the current time, whatever its state.
+    func fire(_ index: Int) -> Duration? {
+        let (fire, now) = state.withLock { ($0.timers[index].fire, $0.now) }
+        return fire(now)
+    }
+
+    func scheduleTimer(at deadline: Duration, _ fire: @escaping @Sendable (Duration) -> Duration?)
+        -> UInt64
+    {
+        state.withLock { state in
+            state.timers.append(Timer(deadline: deadline, fire: fire, cancelled: false))
+            return UInt64(state.timers.count - 1)
+        }
+    }
+    func cancelTimer(_ id: UInt64) { state.withLock { $0.timers[Int(id)].cancelled = true } }
+    func beginWork() -> UInt64 { 0 }
+    func endWork(_ id: UInt64) {}
+}
+
+/// Waits, on the real clock, until `condition` holds or `limit` passes; returns whether it held.
+/// Only for the few real-clock tests.
+func eventually(
+    within limit: Duration = .seconds(10), _ condition: @Sendable () -> Bool
+) async -> Bool {
+    let end = ContinuousClock.now + limit
+    while ContinuousClock.now < end {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(2))
+    }
+    return condition()
 }

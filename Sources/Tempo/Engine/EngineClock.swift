@@ -73,9 +73,19 @@ struct EngineClock: Sendable {
 
     init<C: Clock>(_ clock: C) where C.Duration == Duration {
         let origin = clock.now
-        now = { origin.duration(to: clock.now) }
-        sleepStep = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
-        host = clock as? any DeterministicClock
+        if let host = clock as? any DeterministicClock {
+            // Deterministic clocks take timers at their own offsets, so the engine reads them.
+            let originOffset = host.offset
+            self.host = host
+            now = { host.offset }
+            sleepStep = {
+                try await clock.sleep(until: origin.advanced(by: $0 - originOffset), tolerance: nil)
+            }
+        } else {
+            host = nil
+            now = { origin.duration(to: clock.now) }
+            sleepStep = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
+        }
     }
 
     /// Sleeps until `deadline` (an offset from the origin). Throws `CancellationError` when the

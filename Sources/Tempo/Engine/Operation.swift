@@ -61,11 +61,12 @@ final class Ticket: Sendable {
         case closed
     }
 
-    private let state = Mutex<State>(.undecided)
-    /// Removes the ticket's call from the engine; set once when the call is registered.
-    private let withdrawal = Mutex<(@Sendable () -> Void)?>(nil)
+    private let state = Lock<State>(.undecided)
+    /// Removes the ticket's call from the engine; set once when the call is registered. It is
+    /// handed the ticket rather than capturing it, so no reference cycle keeps a ticket alive.
+    private let withdrawal = Lock<(@Sendable (Ticket) -> Void)?>(nil)
 
-    func setWithdrawal(_ withdraw: @escaping @Sendable () -> Void) {
+    func setWithdrawal(_ withdraw: @escaping @Sendable (Ticket) -> Void) {
         withdrawal.withLock { $0 = withdraw }
     }
 
@@ -113,7 +114,10 @@ final class Ticket: Sendable {
     /// The task was cancelled: close the ticket and take the call out of the engine.
     func cancel() {
         close()
-        withdrawal.withLock { $0 }?()
+        withdrawal.withLock { withdrawal in
+            defer { withdrawal = nil }
+            return withdrawal
+        }?(self)
     }
 
     /// Waits until the engine has decided.

@@ -32,7 +32,7 @@ import Synchronization
 /// group that was removed or re-armed since does nothing.
 public final class TempoRegistry: Sendable {
     let clock: EngineClock
-    private let tables = Mutex(Tables())
+    private let tables = Lock(Tables())
     private let timerCount = Atomic<Int>(0)
 
     /// A registry whose timing runs on `clock`.
@@ -162,7 +162,7 @@ extension TempoRegistry {
         let now = clock.now()
         guard duration > .zero else { return operation.launch(clock) }
         if case .ticket(let ticket) = operation {
-            ticket.setWithdrawal { [self] in withdraw(ticket, debounce: key) }
+            ticket.setWithdrawal { [self] in withdraw($0, debounce: key) }
         }
         let result = tables.withLock { tables in
             var slot = tables.debounces.removeValue(forKey: key) ?? Slot(state: DebounceState())
@@ -220,7 +220,7 @@ extension TempoRegistry {
         let now = clock.now()
         guard duration > .zero else { return operation.launch(clock) }
         if case .ticket(let ticket) = operation {
-            ticket.setWithdrawal { [self] in withdraw(ticket, throttle: key) }
+            ticket.setWithdrawal { [self] in withdraw($0, throttle: key) }
         }
         let result = tables.withLock { tables in
             var slot = tables.throttles.removeValue(forKey: key) ?? Slot(state: ThrottleState())
@@ -272,7 +272,7 @@ extension TempoRegistry {
         tables.withLock { tables in
             let id = tables.nextID()
             if case .ticket(let ticket) = operation {
-                ticket.setWithdrawal { [self] in cancelDelay(id) }
+                ticket.setWithdrawal { [self] _ in cancelDelay(id) }
             }
             var slot = Slot(state: DelayState(key: key, deadline: deadline, operation: operation))
             slot.generation = id

@@ -1,0 +1,75 @@
+import Testing
+
+@testable import Tempo
+
+/// The per-group state machines, driven directly: no clock, no tasks.
+@Suite struct StateMachineTests {
+    @Test func debounceCallAfterTheDeadlineCatchesUpFirst() {
+        var state = DebounceState<String>()
+        let first = state.call(at: .zero, duration: .seconds(1), option: .default, payload: "a")
+        #expect(first.wake == .seconds(1))
+        // The timer has not fired yet, but the call comes after the deadline: "a" is due.
+        let second = state.call(
+            at: .seconds(1), duration: .seconds(1), option: .default, payload: "b")
+        #expect(second.catchUp == "a")
+        #expect(second.replaced == nil)
+        #expect(second.wake == .seconds(2))
+        // An early wake re-arms; the due wake runs and leaves the group idle.
+        #expect(state.fire(at: .milliseconds(1_500)).next == .seconds(2))
+        let fire = state.fire(at: .seconds(2))
+        #expect(fire.run == "b")
+        #expect(fire.next == nil)
+        #expect(state.isIdle(at: .seconds(2)))
+    }
+
+    @Test func debounceRunFirstKeepsTheGroupQuietForADurationAfterARun() {
+        var state = DebounceState<Int>()
+        let lead = state.call(at: .zero, duration: .seconds(1), option: .runFirst, payload: 1)
+        #expect(lead.runNow == 1)
+        #expect(lead.wake == .seconds(1))
+        #expect(state.fire(at: .seconds(1)).next == nil)
+        let again = state.call(
+            at: .seconds(1), duration: .seconds(1), option: .runFirst, payload: 2)
+        #expect(again.runNow == 2)
+    }
+
+    @Test func debounceHugeDurationsSaturate() {
+        var state = DebounceState<Int>()
+        let result = state.call(
+            at: .seconds(10), duration: Duration(attoseconds: .max), option: .default, payload: 1)
+        #expect(result.wake == Duration(attoseconds: .max))
+        #expect(state.fire(at: .seconds(Int64.max)).next == Duration(attoseconds: .max))
+    }
+
+    @Test func throttleLateCallCatchesUpTheTrailingRunThenRunsItself() {
+        var state = ThrottleState<Int>()
+        #expect(
+            state.call(at: .zero, duration: .seconds(1), option: .ensureLast, payload: 1).runNow
+                == 1)
+        let dropped = state.call(
+            at: .milliseconds(500), duration: .seconds(1), option: .ensureLast, payload: 2)
+        #expect(dropped.runNow == nil)
+        #expect(dropped.dropped == nil)
+        // Three seconds later, before any timer: 2 ran at 1 s (window to 2 s), so 3 runs now.
+        let late = state.call(
+            at: .seconds(3), duration: .seconds(1), option: .ensureLast, payload: 3)
+        #expect(late.catchUp == 2)
+        #expect(late.runNow == 3)
+        #expect(late.wake == .seconds(4))
+    }
+
+    @Test func throttleTrailingRunOpensTheNextWindowAtTheClosingInstant() {
+        var state = ThrottleState<Int>()
+        _ = state.call(at: .zero, duration: .seconds(1), option: .ensureLast, payload: 1)
+        let replaced = state.call(
+            at: .milliseconds(100), duration: .seconds(1), option: .ensureLast, payload: 2)
+        #expect(replaced.dropped == nil)
+        let newer = state.call(
+            at: .milliseconds(200), duration: .seconds(1), option: .ensureLast, payload: 3)
+        #expect(newer.dropped == 2)
+        let fire = state.fire(at: .seconds(1))
+        #expect(fire.run == 3)
+        #expect(fire.next == .seconds(2))
+        #expect(state.fire(at: .seconds(2)).next == nil)
+    }
+}
