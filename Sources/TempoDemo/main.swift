@@ -26,7 +26,9 @@ final class Recorder: Sendable {
 }
 
 extension Duration {
-    var milliseconds: Int64 { components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000 }
+    var milliseconds: Int64 {
+        components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000
+    }
 }
 
 extension String {
@@ -98,11 +100,13 @@ print(
     """)
 
 for option in [DebounceOptions.default, .runFirst] {
-    print("▶ debounce(.milliseconds(300), option: .\(option)) — typing \"swift\", a pause, \"async\"")
+    print(
+        "▶ debounce(.milliseconds(300), option: .\(option)) — typing \"swift\", a pause, \"async\"")
     print(
         option == .default
             ? "  Only the last keystroke of each burst searches, 300 ms after typing stops."
-            : "  The first keystroke of a burst searches at once, the last one 300 ms after it ends.")
+            : "  The first keystroke of a burst searches at once, the last one 300 ms after it ends."
+    )
     let recorder = Recorder()
     await type(["swift", "async"]) { text in
         recorder.record(run: false, "\"\(text)\"")
@@ -119,7 +123,8 @@ for option in [ThrottleOptions.default, .ensureLast] {
     print(
         option == .default
             ? "  A tap that finds the window closed runs and opens a 400 ms window; taps inside it are dropped."
-            : "  As .default, and the latest dropped tap runs when the window closes, opening the next one.")
+            : "  As .default, and the latest dropped tap runs when the window closes, opening the next one."
+    )
     let recorder = Recorder()
     await tap(12) { index in
         recorder.record(run: false, "tap \(index)")

@@ -257,7 +257,9 @@ import Testing
             debounce(.seconds(1), identifier: "late", by: .taskContext) {
                 ranAt.append(clock.now.offset)
             }
-            #expect(registry.snapshot().entries.first?.state == .debounce(runsAt: .seconds(11), quietUntil: nil))
+            #expect(
+                registry.snapshot().entries.first?.state
+                    == .debounce(runsAt: .seconds(11), quietUntil: nil))
             await clock.advance(by: .milliseconds(999))
             #expect(ranAt.all == [])
             await clock.advance(by: .milliseconds(1))

@@ -36,7 +36,7 @@ struct DebounceState<Payload> {
         var runNow: Payload?
         /// A call that will never run: the pending call this call replaced, or this call itself
         /// when `.leading` drops it.
-        var dropped: Payload?
+        var replaced: Payload?
         /// The earliest instant the group needs looking at again.
         var wake: Duration
     }
@@ -72,7 +72,7 @@ struct DebounceState<Payload> {
             if pending == nil, quietUntil == nil {
                 result.runNow = payload
             } else {
-                result.dropped = payload
+                result.replaced = payload
             }
             quietUntil = max(quietUntil ?? now, now.adding(duration))
         case .runFirst where pending == nil && quietUntil == nil:
@@ -80,7 +80,7 @@ struct DebounceState<Payload> {
             quietUntil = now.adding(duration)
         case .default, .runFirst:
             if pending == nil { waitingSince = now }
-            result.dropped = pending
+            result.replaced = pending
             pending = payload
             deadline = now.adding(duration)
             if let maxWait, maxWait > .zero {

@@ -156,7 +156,7 @@ extension TempoRegistry {
 
 extension TempoRegistry {
     func debounce(
-        _ key: GroupKey, duration: Duration, option: DebounceOptions, maxWait: Duration?,
+        _ key: GroupKey, duration: Duration, option: DebounceOptions, maxWait: Duration? = nil,
         operation: Operation
     ) {
         let now = clock.now()
@@ -172,7 +172,7 @@ extension TempoRegistry {
             tables.debounces[key] = slot
             return result
         }
-        result.dropped?.discard()
+        result.replaced?.discard()
         result.catchUp?.launch(clock)
         result.runNow?.launch(clock)
     }
