@@ -22,12 +22,28 @@
 /// ```
 public final class Debouncer: Sendable {
     /// The quiet time that must pass after the latest call.
+    ///
+    /// ```swift
+    /// let window = saver.duration   // .seconds(1)
+    /// ```
     public let duration: Duration
     /// Where synchronous and asynchronous operations run.
+    ///
+    /// ```swift
+    /// let actor = saver.actorType   // .mainActor
+    /// ```
     public let actorType: ActorType
     /// How a burst of calls is treated.
+    ///
+    /// ```swift
+    /// let option = saver.option   // .default
+    /// ```
     public let option: DebounceOptions
     /// The longest a trailing call waits, counted from the first call of its burst.
+    ///
+    /// ```swift
+    /// let cap = saver.maxWait   // .seconds(10), or nil
+    /// ```
     public let maxWait: Duration?
     private let registry: TempoRegistry
     private let key = GroupKey.newInstance()

@@ -19,10 +19,22 @@
 /// ```
 public final class Throttler: Sendable {
     /// The window length.
+    ///
+    /// ```swift
+    /// let window = progress.duration   // .milliseconds(100)
+    /// ```
     public let duration: Duration
     /// Where synchronous and asynchronous operations run.
+    ///
+    /// ```swift
+    /// let actor = progress.actorType   // .ownedActor
+    /// ```
     public let actorType: ActorType
     /// How calls inside an open window are treated.
+    ///
+    /// ```swift
+    /// let option = progress.option   // .ensureLast
+    /// ```
     public let option: ThrottleOptions
     private let registry: TempoRegistry
     private let key = GroupKey.newInstance()

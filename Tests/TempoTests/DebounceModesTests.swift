@@ -215,3 +215,67 @@ import Testing
         }
     }
 }
+
+@Suite struct DebounceModesEngineTests {
+    @Test func aLeadingBurstFromALoopArmsOneTimer() async {
+        let log = Log<String>()
+        await onManualClock { clock, registry in
+            for i in 0..<1_000 {
+                debounce(.milliseconds(300), identifier: "l", by: .taskContext, option: .leading) {
+                    log.mark("c\(i)", registry)
+                }
+            }
+            #expect(registry.timersArmed == 1)
+            await clock.advance(by: .seconds(1))
+            #expect(log.all == ["c0@0"])
+            #expect(registry.liveKeyCount == 0)
+        }
+    }
+
+    @Test func aMaxWaitBurstArmsOneTimerPerRun() async {
+        await onManualClock { clock, registry in
+            for _ in 0..<100 {
+                debounce(
+                    .milliseconds(300), identifier: "m", by: .taskContext,
+                    maxWait: .milliseconds(1_000)
+                ) {}
+                await clock.advance(by: .milliseconds(100))
+            }
+            await clock.advance(by: .seconds(1))
+            // Runs at 1000, 2000, ... 10000 and at the end: each run leaves the group, and the
+            // next call arms one new timer.
+            #expect(registry.timersArmed <= 11)
+            #expect(registry.liveKeyCount == 0)
+        }
+    }
+
+    @Test func theSnapshotShowsTheNewModesAndScopedObjects() async {
+        await onManualClock { clock, registry in
+            debounce(.milliseconds(300), identifier: "guard", by: .taskContext, option: .leading) {}
+            throttle(.milliseconds(300), identifier: "tail", by: .taskContext, option: .trailing) {}
+            let debouncer = Debouncer(.milliseconds(200), by: .taskContext)
+            debouncer {}
+            let snapshot = registry.snapshot()
+            #expect(snapshot.entries.count == 3)
+            #expect(
+                snapshot.entries.contains {
+                    $0.key == "guard"
+                        && $0.state == .debounce(runsAt: nil, quietUntil: .milliseconds(300))
+                })
+            #expect(
+                snapshot.entries.contains {
+                    $0.key == "tail"
+                        && $0.state
+                            == .throttle(windowClosesAt: .milliseconds(300), trailingPending: true)
+                })
+            #expect(
+                snapshot.entries.contains {
+                    $0.key.hasPrefix("instance #")
+                        && $0.state == .debounce(runsAt: .milliseconds(200), quietUntil: nil)
+                })
+            await clock.advance(by: .seconds(1))
+            #expect(registry.snapshot().isEmpty)
+            withExtendedLifetime(debouncer) {}
+        }
+    }
+}
