@@ -9,9 +9,10 @@
 /// zero or less runs the operation at once.
 ///
 /// `maxWait` bounds the trailing modes (`.default`, `.runFirst`): a burst that never pauses
-/// still runs its latest call no later than `maxWait` after the first call that started
-/// waiting (the first call since the group last ran or went idle). A `maxWait` below `duration`
-/// counts as `duration`; `nil`, zero or negative means no maximum. `.leading` ignores it.
+/// still runs its latest call no later than `maxWait` after the burst's first call, and then no
+/// later than `maxWait` after each run while the burst goes on (with `.default` a run leaves the
+/// group idle, so the count starts again at the next call). A `maxWait` below `duration` counts
+/// as `duration`; `nil`, zero or negative means no maximum. `.leading` ignores it.
 ///
 /// Control a group by its identifier with ``cancelDebounce(identifier:)``,
 /// ``flushDebounce(identifier:)`` and ``pendingDebounce(identifier:)``.
@@ -27,7 +28,7 @@
 ///     }
 /// }
 ///
-/// // Save while the user types, at least every 5 seconds.
+/// // Save while the user types: no keystroke waits more than 5 seconds to be saved.
 /// debounce(.seconds(1), identifier: "draft", maxWait: .seconds(5)) { store.save(draft) }
 /// ```
 ///
@@ -37,8 +38,8 @@
 ///   - actorType: Where the operation runs. Defaults to the main actor.
 ///   - option: Trailing only (`.default`), leading and trailing (`.runFirst`) or leading only
 ///     (`.leading`).
-///   - maxWait: The longest a trailing call waits, counted from the first call of its burst.
-///     `nil` (the default), zero or negative: no maximum.
+///   - maxWait: The longest a burst waits for a run: counted from its first call, then from
+///     its latest run. `nil` (the default), zero or negative: no maximum.
 ///   - operation: The work to run.
 public func debounce(
     _ duration: Duration = .seconds(1),

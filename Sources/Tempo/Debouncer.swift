@@ -39,7 +39,8 @@ public final class Debouncer: Sendable {
     /// let option = saver.option   // .default
     /// ```
     public let option: DebounceOptions
-    /// The longest a trailing call waits, counted from the first call of its burst.
+    /// The longest a burst waits for a run: counted from its first call, then from its latest
+    /// run.
     ///
     /// ```swift
     /// let cap = saver.maxWait   // .seconds(10), or nil
@@ -58,7 +59,7 @@ public final class Debouncer: Sendable {
     ///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
     ///   - actorType: Where the operations run. Defaults to the main actor.
     ///   - option: `.default` (trailing), `.runFirst` (leading and trailing) or `.leading`.
-    ///   - maxWait: The longest a trailing call waits; `nil`, zero or negative: no maximum.
+    ///   - maxWait: The longest a burst waits for a run; `nil`, zero or negative: no maximum.
     ///   - registry: The registry that times it: by default the one current where it is made.
     public init(
         _ duration: Duration = .seconds(1),

@@ -143,12 +143,48 @@ import Testing
     }
 
     @Test func maxWaitWithRunFirst() async {
-        // c0 runs at once; c1 (100) starts the wait, so c5 runs at 600 and starts a quiet
-        // window; c6 (600) starts the next wait: c9 runs at 1100.
+        // c0 runs at once and starts the count: c4 runs at 500 (its latest run) and starts the
+        // count again while the burst goes on: c9 runs at 1000.
         #expect(
             await steadyBurst(option: .runFirst, maxWait: .milliseconds(500)) == [
-                "c0@0", "c5@600", "c9@1100",
+                "c0@0", "c4@500", "c9@1000",
             ])
+    }
+
+    @Test func maxWaitCountsFromTheLatestRunWhileTheBurstGoesOn() async {
+        // Calls 150 ms apart, a 300 ms window, maxWait 500, `.runFirst`: the group stays in its
+        // burst after each run, so runs come every 500 ms: 0, 500, 1000, ...
+        let log = Log<String>()
+        await onManualClock { clock, registry in
+            for i in 0..<8 {
+                debounce(
+                    .milliseconds(300), identifier: "b", by: .taskContext, option: .runFirst,
+                    maxWait: .milliseconds(500)
+                ) { log.mark("c\(i)", registry) }
+                await clock.advance(by: .milliseconds(150))
+            }
+            await clock.advance(by: .seconds(1))
+        }
+        // c0@0 leads; c3 (450) runs at 500; c6 (900) runs at 1000; c7 (1050) ends the burst
+        // 300 ms after it.
+        #expect(log.all == ["c0@0", "c3@500", "c6@1000", "c7@1350"])
+    }
+
+    @Test func maxWaitInDefaultModeStartsAgainAtTheNextCallAfterARun() async {
+        // `.default` leaves the group idle after a run: the next call starts a new count.
+        let log = Log<String>()
+        await onManualClock { clock, registry in
+            for i in 0..<8 {
+                debounce(
+                    .milliseconds(300), identifier: "b", by: .taskContext,
+                    maxWait: .milliseconds(500)
+                ) { log.mark("c\(i)", registry) }
+                await clock.advance(by: .milliseconds(150))
+            }
+            await clock.advance(by: .seconds(1))
+        }
+        // c3 (450) runs at 500; c4 (600) starts the next count: c7 (1050) runs at 1100.
+        #expect(log.all == ["c3@500", "c7@1100"])
     }
 
     @Test func maxWaitDoesNotApplyToLeading() async {

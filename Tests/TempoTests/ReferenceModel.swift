@@ -17,8 +17,9 @@ struct DebounceModel {
 
     /// The call waiting to run, and when it runs.
     var pending: (op: Int, due: Int)?
-    /// When the first call that is waiting was made: `maxWait` counts from here.
-    var firstWaitingCall = 0
+    /// `maxWait` counts from the group's latest run, or from the call that found it idle (the
+    /// first call of a burst), whichever came later.
+    var maxWaitFrom = 0
     /// No new burst starts before this instant.
     var quietUntil = Int.min
 
@@ -33,6 +34,7 @@ struct DebounceModel {
     /// A call: returns the operation when it runs at once.
     mutating func call(_ op: Int, at now: Int) -> Int? {
         let idle = pending == nil && now >= quietUntil
+        if idle { maxWaitFrom = now }
         switch option {
         case .leading:  // the first call of a burst runs; every call extends the burst
             quietUntil = now + duration
@@ -41,10 +43,9 @@ struct DebounceModel {
             quietUntil = now + duration
             return op
         case .default, .runFirst:  // trailing: the latest call waits for a quiet window
-            if pending == nil { firstWaitingCall = now }
             var due = now + duration
             if let maxWait, maxWait > 0 {
-                due = min(due, firstWaitingCall + max(maxWait, duration))
+                due = min(due, maxWaitFrom + max(maxWait, duration))
             }
             pending = (op, due)
             return nil
@@ -63,6 +64,7 @@ struct DebounceModel {
     private mutating func runPending(at now: Int) -> Int {
         let op = pending!.op
         pending = nil
+        maxWaitFrom = now
         if option == .runFirst { quietUntil = now + duration }  // a run starts a quiet window
         return op
     }

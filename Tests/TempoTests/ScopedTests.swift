@@ -33,7 +33,7 @@ private final class SearchModel: Sendable {
             }
             await clock.advance(by: .seconds(1))
             // As `maxWaitWithRunFirst` in DebounceModesTests.
-            #expect(log.all == ["c0@0", "c5@600", "c9@1100"])
+            #expect(log.all == ["c0@0", "c4@500", "c9@1000"])
             #expect(registry.liveKeyCount == 0)
         }
     }

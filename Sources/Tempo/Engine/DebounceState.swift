@@ -8,8 +8,8 @@
 ///
 /// The modes:
 /// - `.default` (trailing): the call becomes the pending call, due `duration` after it, or
-///   earlier when `maxWait` caps it: never later than `maxWait` after the first call that
-///   started waiting (`waitingSince`).
+///   earlier when `maxWait` caps it: never later than `maxWait` after `maxWaitFrom`, the later
+///   of the group's latest run and the call that found it idle (the burst's first call).
 /// - `.runFirst` (leading and trailing): a call that finds the group idle runs at once and
 ///   starts a quiet window of `duration`; other calls are handled as `.default`. A trailing run
 ///   starts a new quiet window too.
@@ -22,8 +22,9 @@ struct DebounceState<Payload> {
     private(set) var deadline: Duration = .zero
     private var pendingDuration: Duration = .zero
     private var pendingOption: DebounceOptions = .default
-    /// When the first call that `pending` stands for was made: `maxWait` counts from here.
-    private var waitingSince: Duration = .zero
+    /// Where `maxWait` counts from: the group's latest run, or the call that found it idle,
+    /// whichever came later.
+    private var maxWaitFrom: Duration = .zero
     /// After a `.runFirst` run, or any `.leading` call, the group stays quiet until this
     /// instant.
     private(set) var quietUntil: Duration?
@@ -66,6 +67,7 @@ struct DebounceState<Payload> {
         var result = CallResult(wake: .zero)
         if pending != nil, deadline <= now { result.catchUp = takeDue() }
         if let q = quietUntil, now >= q { quietUntil = nil }
+        if pending == nil, quietUntil == nil { maxWaitFrom = now }
 
         switch option {
         case .leading:
@@ -79,12 +81,11 @@ struct DebounceState<Payload> {
             result.runNow = payload
             quietUntil = now.adding(duration)
         case .default, .runFirst:
-            if pending == nil { waitingSince = now }
             result.replaced = pending
             pending = payload
             deadline = now.adding(duration)
             if let maxWait, maxWait > .zero {
-                deadline = min(deadline, waitingSince.adding(max(maxWait, duration)))
+                deadline = min(deadline, maxWaitFrom.adding(max(maxWait, duration)))
             }
             pendingDuration = duration
             pendingOption = option
@@ -129,6 +130,7 @@ struct DebounceState<Payload> {
     private mutating func takeDue() -> Payload? {
         let due = pending
         pending = nil
+        maxWaitFrom = deadline
         if pendingOption == .runFirst { quietUntil = deadline.adding(pendingDuration) }
         return due
     }
