@@ -191,6 +191,26 @@ private final class SearchModel: Sendable {
         }
     }
 
+    @Test func anOperationThatHoldsItsDebouncerReleasesItAfterRunning() async {
+        let log = Log<String>()
+        await onManualClock { clock, registry in
+            var debouncer: Debouncer? = Debouncer(.milliseconds(300), by: .taskContext)
+            weak let weakDebouncer = debouncer
+            debouncer! { [debouncer] in
+                _ = debouncer
+                log.mark("ran", registry)
+            }
+            debouncer = nil
+            #expect(weakDebouncer != nil)  // the pending operation holds it
+            // The run releases the operation, whose release deinitialises the debouncer, whose
+            // deinit calls into the registry: no lock may be held then.
+            await clock.advance(by: .milliseconds(300))
+            #expect(log.all == ["ran@300"])
+            #expect(weakDebouncer == nil)
+            #expect(registry.liveKeyCount == 0)
+        }
+    }
+
     @Test func zeroDurationRunsAtOnce() async {
         let log = Log<String>()
         await onManualClock { clock, registry in
@@ -201,5 +221,36 @@ private final class SearchModel: Sendable {
             #expect(log.all == ["d@0", "t@0"])
             #expect(registry.liveKeyCount == 0)
         }
+    }
+}
+
+/// Scoped objects on `ContinuousClock`: the wiring of deinit to a real sleeping timer.
+@Suite struct ScopedRealClockTests {
+    @Test func realClockDeinitCancelsTheTimerAndThePendingCall() async {
+        let registry = TempoRegistry(clock: ContinuousClock())
+        let ran = Log<String>()
+        do {
+            let debouncer = Debouncer(.milliseconds(30), by: .taskContext, registry: registry)
+            let throttler = Throttler(
+                .milliseconds(30), by: .taskContext, option: .trailing, registry: registry)
+            debouncer { ran.append("debounced") }
+            throttler { ran.append("throttled") }
+            #expect(registry.liveKeyCount == 2)
+            withExtendedLifetime((debouncer, throttler)) {}
+        }
+        #expect(registry.liveKeyCount == 0)
+        try? await Task.sleep(for: .milliseconds(150))
+        #expect(ran.all == [])
+        #expect(registry.liveKeyCount == 0)
+    }
+
+    @Test func realClockFlushRunsNowAndLeavesNothing() async {
+        let registry = TempoRegistry(clock: ContinuousClock())
+        let ran = Log<String>()
+        let debouncer = Debouncer(.seconds(60), by: .taskContext, registry: registry)
+        debouncer { ran.append("saved") }
+        debouncer.flush()
+        #expect(ran.all == ["saved"])
+        #expect(registry.liveKeyCount == 0)
     }
 }
