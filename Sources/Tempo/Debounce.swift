@@ -35,7 +35,9 @@
 /// - Parameters:
 ///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
 ///   - identifier: Groups calls from any call site; `nil` groups by call site.
-///   - actorType: Where the operation runs. Defaults to the main actor.
+///   - actorType: Where the operation runs. Leave the argument out to run on the main actor:
+///     the call then goes to the main-actor overload, whose closure may also touch main-actor
+///     state (so `debounce { self.label.text = text }` compiles in a `@MainActor` type).
 ///   - option: Trailing only (`.default`), leading and trailing (`.runFirst`) or leading only
 ///     (`.leading`).
 ///   - maxWait: The longest a burst waits for a run: counted from its first call, then from
@@ -44,7 +46,7 @@
 public func debounce(
     _ duration: Duration = .seconds(1),
     identifier: String? = nil,
-    by actorType: ActorType = .mainActor,
+    by actorType: ActorType,
     option: DebounceOptions = .default,
     maxWait: Duration? = nil,
     fileID: StaticString = #fileID,

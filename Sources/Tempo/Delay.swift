@@ -1,13 +1,14 @@
-/// Runs `operation` once `duration` has passed. Zero or less runs it at once.
+/// Runs `operation` once `duration` has passed, on `actorType`. Zero or less runs it at once.
 ///
-/// The pending delay appears in ``TempoRegistry/snapshot()`` under its call site until it runs.
+/// Without a `by:` argument the call goes to the main-actor overload, which runs on the main
+/// actor and whose closure may touch main-actor state. The pending delay appears in ``TempoRegistry/snapshot()`` under its call site until it runs.
 ///
 /// ```swift
 /// delay(.seconds(2), by: .ownedActor) { cache.trim() }
 /// ```
 public func delay(
     _ duration: Duration = .seconds(1),
-    by actorType: ActorType = .mainActor,
+    by actorType: ActorType,
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,

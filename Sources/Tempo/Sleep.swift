@@ -21,12 +21,13 @@ public func sleep(_ duration: Duration = .seconds(1)) async {
 ///
 /// - Parameters:
 ///   - delay: How long to wait first. Defaults to zero: start at once.
-///   - actorType: Where the operation runs. Defaults to the main actor.
+///   - actorType: Where the operation runs. Leave the argument out to run on the main actor:
+///     the call then goes to the main-actor overload.
 ///   - operation: The work to run.
 @discardableResult
 public func execute(
     with delay: Duration = .zero,
-    on actorType: ActorType = .mainActor,
+    on actorType: ActorType,
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,

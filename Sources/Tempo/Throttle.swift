@@ -24,14 +24,16 @@
 /// - Parameters:
 ///   - duration: The window length. Defaults to 1 second.
 ///   - identifier: Groups calls from any call site; `nil` groups by call site.
-///   - actorType: Where the operation runs. Defaults to the main actor.
+///   - actorType: Where the operation runs. Leave the argument out to run on the main actor:
+///     the call then goes to the main-actor overload, whose closure may also touch main-actor
+///     state (so `throttle { self.label.text = text }` compiles in a `@MainActor` type).
 ///   - option: Leading only (`.default`), leading and trailing (`.ensureLast`) or trailing
 ///     only (`.trailing`).
 ///   - operation: The work to run.
 public func throttle(
     _ duration: Duration = .seconds(1),
     identifier: String? = nil,
-    by actorType: ActorType = .mainActor,
+    by actorType: ActorType,
     option: ThrottleOptions = .default,
     fileID: StaticString = #fileID,
     line: UInt = #line,

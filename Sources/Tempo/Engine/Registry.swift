@@ -110,7 +110,8 @@ extension TempoRegistry {
         var throttles: [GroupKey: Slot<ThrottleState<Operation>>] = [:]
         var delays: [UInt64: Slot<DelayState>] = [:]
         var work: [UInt64: WorkRecord] = [:]
-        private var lastID: UInt64 = 0
+        /// The last generation or id handed out; ids are never reused.
+        var lastID: UInt64 = 0
 
         var count: Int { debounces.count + throttles.count + delays.count + work.count }
 
@@ -134,12 +135,13 @@ extension TempoRegistry {
     }
 
     /// Makes sure a group's timer wakes no later than `wake`. Called with the lock held.
-    fileprivate func arm<State>(
-        _ slot: inout Slot<State>, wake: Duration, kind: TimerKind, tables: inout Tables
+    private func arm<State>(
+        _ slot: inout Slot<State>, wake: Duration, kind: TimerKind, lastID: inout UInt64
     ) {
         if slot.timer != nil, slot.timerDeadline <= wake { return }
         slot.timer?.cancel()
-        let generation = tables.nextID()
+        lastID &+= 1
+        let generation = lastID
         slot.generation = generation
         slot.timerDeadline = wake
         timerCount.add(1, ordering: .relaxed)
@@ -149,6 +151,26 @@ extension TempoRegistry {
             case .throttle(let key): throttleFired(key, generation: generation, at: now)
             }
         }
+    }
+}
+
+// MARK: - Calls
+
+/// What a call transition returns: the earliest instant the group needs its timer.
+protocol WakeReporting { var wake: Duration { get } }
+extension DebounceState.CallResult: WakeReporting {}
+extension ThrottleState.CallResult: WakeReporting {}
+
+extension TempoRegistry {
+    /// Applies a call's transition to a group's slot in place and makes sure its timer wakes in
+    /// time. Called with the lock held.
+    private func update<State, Result: WakeReporting>(
+        _ slot: inout Slot<State>, lastID: inout UInt64, kind: TimerKind,
+        _ transition: (inout State) -> Result
+    ) -> Result {
+        let result = transition(&slot.state)
+        arm(&slot, wake: result.wake, kind: kind, lastID: &lastID)
+        return result
     }
 }
 
@@ -165,12 +187,15 @@ extension TempoRegistry {
             ticket.setWithdrawal { [self] in withdraw($0, debounce: key) }
         }
         let result = tables.withLock { tables in
-            var slot = tables.debounces.removeValue(forKey: key) ?? Slot(state: DebounceState())
-            let result = slot.state.call(
-                at: now, duration: duration, option: option, maxWait: maxWait, payload: operation)
-            arm(&slot, wake: result.wake, kind: .debounce(key), tables: &tables)
-            tables.debounces[key] = slot
-            return result
+            // One hash: the slot is updated in place (a new group starts with a default slot).
+            update(
+                &tables.debounces[key, default: Slot(state: DebounceState())],
+                lastID: &tables.lastID, kind: .debounce(key)
+            ) {
+                $0.call(
+                    at: now, duration: duration, option: option, maxWait: maxWait,
+                    payload: operation)
+            }
         }
         result.replaced?.discard()
         result.catchUp?.launch(clock)
@@ -223,12 +248,10 @@ extension TempoRegistry {
             ticket.setWithdrawal { [self] in withdraw($0, throttle: key) }
         }
         let result = tables.withLock { tables in
-            var slot = tables.throttles.removeValue(forKey: key) ?? Slot(state: ThrottleState())
-            let result = slot.state.call(
-                at: now, duration: duration, option: option, payload: operation)
-            arm(&slot, wake: result.wake, kind: .throttle(key), tables: &tables)
-            tables.throttles[key] = slot
-            return result
+            update(
+                &tables.throttles[key, default: Slot(state: ThrottleState())],
+                lastID: &tables.lastID, kind: .throttle(key)
+            ) { $0.call(at: now, duration: duration, option: option, payload: operation) }
         }
         result.dropped?.discard()
         result.catchUp?.launch(clock)
@@ -445,7 +468,7 @@ extension TempoRegistry {
                 return (run, slot.timer)
             }
             if let wake = slot.state.quietUntil {
-                arm(&slot, wake: wake, kind: .debounce(key), tables: &tables)
+                arm(&slot, wake: wake, kind: .debounce(key), lastID: &tables.lastID)
             }
             tables.debounces[key] = slot
             return (run, nil)
@@ -483,7 +506,7 @@ extension TempoRegistry {
                 tables.throttles[key] = nil
                 return (run, slot.timer)
             }
-            arm(&slot, wake: wake, kind: .throttle(key), tables: &tables)
+            arm(&slot, wake: wake, kind: .throttle(key), lastID: &tables.lastID)
             tables.throttles[key] = slot
             return (run, nil)
         }
