@@ -31,7 +31,8 @@ public struct PendingCall: Sendable, Hashable {
 /// Cancels the pending call of the debounce group `identifier`: it never runs, and the group is
 /// forgotten, so its next call starts a new burst (a `.leading` or `.runFirst` call runs at
 /// once). An operation already running goes on. Does nothing when nothing is live for
-/// `identifier`.
+/// `identifier`. A call whose instant has already come (its timer is a moment late on a busy
+/// clock) is not cancelled: it runs, as it would have a moment earlier.
 ///
 /// ```swift
 /// debounce(.seconds(1), identifier: "save") { store.save(draft) }
@@ -65,7 +66,8 @@ public func pendingDebounce(identifier: String) -> PendingCall? {
 
 /// Cancels the trailing call of the throttle group `identifier`: it never runs, and the group
 /// is forgotten, so its window closes and its next call is treated as the first. An operation
-/// already running goes on. Does nothing when nothing is live for `identifier`.
+/// already running goes on. Does nothing when nothing is live for `identifier`. A trailing call
+/// whose window has already closed (its timer is a moment late) is not cancelled: it runs.
 ///
 /// ```swift
 /// cancelThrottle(identifier: "scroll")
