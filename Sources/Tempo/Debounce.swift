@@ -3,8 +3,19 @@
 /// Calls are grouped by `identifier`, or, without one, by the call site (`fileID:line:column`).
 /// With ``DebounceOptions/default`` every call restarts the quiet window and only the latest
 /// call of a burst runs, `duration` after it. With ``DebounceOptions/runFirst`` a call that
-/// finds the group idle also runs at once. An operation already running is never cancelled by
-/// a newer call. A `duration` of zero or less runs the operation at once.
+/// finds the group idle also runs at once. With ``DebounceOptions/leading`` only the first call
+/// of a burst runs, at once, and every call pushes the end of the burst out (a double-submit
+/// guard). An operation already running is never cancelled by a newer call. A `duration` of
+/// zero or less runs the operation at once.
+///
+/// `maxWait` bounds the trailing modes (`.default`, `.runFirst`): a burst that never pauses
+/// still runs its latest call no later than `maxWait` after the burst's first call, and then no
+/// later than `maxWait` after each run while the burst goes on (with `.default` a run leaves the
+/// group idle, so the count starts again at the next call). A `maxWait` below `duration` counts
+/// as `duration`; `nil`, zero or negative means no maximum. `.leading` ignores it.
+///
+/// Control a group by its identifier with ``cancelDebounce(identifier:)``,
+/// ``flushDebounce(identifier:)`` and ``pendingDebounce(identifier:)``.
 ///
 /// The call is applied before this function returns, in the order calls are made, stamped with
 /// the clock reading at the call; it creates no `Task` (the group's one timer is made when the
@@ -16,6 +27,9 @@
 ///         index.query(text)
 ///     }
 /// }
+///
+/// // Save while the user types: no keystroke waits more than 5 seconds to be saved.
+/// debounce(.seconds(1), identifier: "draft", maxWait: .seconds(5)) { store.save(draft) }
 /// ```
 ///
 /// - Parameters:
@@ -24,13 +38,17 @@
 ///   - actorType: Where the operation runs. Leave the argument out to run on the main actor:
 ///     the call then goes to the main-actor overload, whose closure may also touch main-actor
 ///     state (so `debounce { self.label.text = text }` compiles in a `@MainActor` type).
-///   - option: Trailing only (`.default`) or leading and trailing (`.runFirst`).
+///   - option: Trailing only (`.default`), leading and trailing (`.runFirst`) or leading only
+///     (`.leading`).
+///   - maxWait: The longest a burst waits for a run: counted from its first call, then from
+///     its latest run. `nil` (the default), zero or negative: no maximum.
 ///   - operation: The work to run.
 public func debounce(
     _ duration: Duration = .seconds(1),
     identifier: String? = nil,
     by actorType: ActorType,
     option: DebounceOptions = .default,
+    maxWait: Duration? = nil,
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
@@ -38,11 +56,11 @@ public func debounce(
 ) {
     TempoRegistry.current.debounce(
         GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        operation: .sync(operation, actorType))
+        maxWait: maxWait, operation: .sync(operation, actorType))
 }
 
 /// Debounces a main-actor operation; otherwise as
-/// ``debounce(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,_,_,_,()->Void)``.
+/// ``debounce(_:identifier:by:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,_,_,_,_,()->Void)``.
 ///
 /// ```swift
 /// @MainActor func textChanged() {
@@ -53,6 +71,7 @@ public func debounce(
     _ duration: Duration = .seconds(1),
     identifier: String? = nil,
     option: DebounceOptions = .default,
+    maxWait: Duration? = nil,
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
@@ -60,7 +79,7 @@ public func debounce(
 ) {
     TempoRegistry.current.debounce(
         GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        operation: .main(operation))
+        maxWait: maxWait, operation: .main(operation))
 }
 
 /// Debounces an asynchronous, throwing operation, and returns the task that runs it if this
@@ -82,6 +101,7 @@ public func debounce(
     identifier: String? = nil,
     by actorType: ActorType = .mainActor,
     option: DebounceOptions = .default,
+    maxWait: Duration? = nil,
     onError: (@Sendable (any Error) -> Void)? = nil,
     fileID: StaticString = #fileID,
     line: UInt = #line,
@@ -95,6 +115,6 @@ public func debounce(
     let task = ticketTask(ticket, by: actorType, onError: onError, operation: operation)
     TempoRegistry.current.debounce(
         GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        operation: .ticket(ticket))
+        maxWait: maxWait, operation: .ticket(ticket))
     return task
 }

@@ -4,7 +4,12 @@
 /// With ``ThrottleOptions/default`` a call that finds the window closed runs at once and opens
 /// a window of `duration`; calls while it is open are dropped. With
 /// ``ThrottleOptions/ensureLast`` the latest dropped call also runs when the window closes,
-/// which opens the next window. A `duration` of zero or less runs the operation at once.
+/// which opens the next window. With ``ThrottleOptions/trailing`` the call that finds the
+/// window closed opens it without running, and the latest call runs when it closes. A
+/// `duration` of zero or less runs the operation at once.
+///
+/// Control a group by its identifier with ``cancelThrottle(identifier:)``,
+/// ``flushThrottle(identifier:)`` and ``pendingThrottle(identifier:)``.
 ///
 /// A dropped call costs a clock read and a table lookup under a lock: no `Task`, no timer.
 ///
@@ -22,7 +27,8 @@
 ///   - actorType: Where the operation runs. Leave the argument out to run on the main actor:
 ///     the call then goes to the main-actor overload, whose closure may also touch main-actor
 ///     state (so `throttle { self.label.text = text }` compiles in a `@MainActor` type).
-///   - option: Leading only (`.default`) or leading and trailing (`.ensureLast`).
+///   - option: Leading only (`.default`), leading and trailing (`.ensureLast`) or trailing
+///     only (`.trailing`).
 ///   - operation: The work to run.
 public func throttle(
     _ duration: Duration = .seconds(1),

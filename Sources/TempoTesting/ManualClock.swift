@@ -160,6 +160,9 @@ public final class ManualClock: Clock, Sendable {
     /// way, in deadline order, at its own deadline. Returns once the timers have fired and the
     /// work they started has finished or is asleep on this clock.
     public func advance(to deadline: Instant) async {
+        // Work started before this call (an operation a call ran at once on another actor)
+        // runs at the time it was started, not after the clock has moved on.
+        await settle()
         while true {
             let due = state.withLock { state -> [Entry]? in
                 guard

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The call site of a debounce or throttle call: `fileID:line:column`, captured with `#fileID`,
 /// `#line` and `#column` default arguments. Hashing and comparing it builds no string.
 struct CallSite: Hashable, Sendable, CustomStringConvertible {
@@ -22,10 +24,19 @@ struct CallSite: Hashable, Sendable, CustomStringConvertible {
     var description: String { "\(fileID):\(line):\(column)" }
 }
 
-/// What groups calls together: an explicit identifier, or else the call site.
+/// What groups calls together: an explicit identifier, or else the call site; or one scoped
+/// object (``Debouncer``, ``Throttler``), whose calls form a group of their own.
 enum GroupKey: Hashable, Sendable, CustomStringConvertible {
     case site(CallSite)
     case name(String)
+    case instance(UInt64)
+
+    private static let lastInstance = Atomic<UInt64>(0)
+
+    /// A key no other group uses, for a new scoped object.
+    static func newInstance() -> GroupKey {
+        .instance(lastInstance.add(1, ordering: .relaxed).newValue)
+    }
 
     init(_ identifier: String?, _ fileID: StaticString, _ line: UInt, _ column: UInt) {
         if let identifier {
@@ -39,6 +50,7 @@ enum GroupKey: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .site(let site): site.description
         case .name(let name): name
+        case .instance(let id): "instance #\(id)"
         }
     }
 }

@@ -129,7 +129,7 @@ extension TempoRegistry {
     }
 
     /// The kinds of timer the registry arms.
-    private enum TimerKind {
+    fileprivate enum TimerKind {
         case debounce(GroupKey)
         case throttle(GroupKey)
     }
@@ -178,7 +178,8 @@ extension TempoRegistry {
 
 extension TempoRegistry {
     func debounce(
-        _ key: GroupKey, duration: Duration, option: DebounceOptions, operation: Operation
+        _ key: GroupKey, duration: Duration, option: DebounceOptions, maxWait: Duration? = nil,
+        operation: Operation
     ) {
         let now = clock.now()
         guard duration > .zero else { return operation.launch(clock) }
@@ -190,7 +191,11 @@ extension TempoRegistry {
             update(
                 &tables.debounces[key, default: Slot(state: DebounceState())],
                 lastID: &tables.lastID, kind: .debounce(key)
-            ) { $0.call(at: now, duration: duration, option: option, payload: operation) }
+            ) {
+                $0.call(
+                    at: now, duration: duration, option: option, maxWait: maxWait,
+                    payload: operation)
+            }
         }
         result.replaced?.discard()
         result.catchUp?.launch(clock)
@@ -359,23 +364,39 @@ extension TempoRegistry {
     /// Cancels every pending debounce, throttle and delay call of this registry. Operations
     /// already running go on; cancelled ones never start. Registered running work (repeat,
     /// retry, timeout, time) is not touched: cancel its task.
+    ///
+    /// A call whose instant has already come when `cancelAll()` is called (its timer is a little
+    /// late on a busy clock) is not cancelled: it runs, as it would have a moment earlier.
+    ///
+    /// ```swift
+    /// func userDidSignOut() { TempoRegistry.shared.cancelAll() }
+    /// ```
     public func cancelAll() {
-        let removed = tables.withLock { tables -> [(TimerRef?, Operation?)] in
-            var removed: [(TimerRef?, Operation?)] = []
-            for slot in tables.debounces.values { removed.append((slot.timer, slot.state.pending)) }
-            for slot in tables.throttles.values {
-                removed.append((slot.timer, slot.state.trailing))
+        let now = clock.now()
+        let (timers, due, dropped) = tables.withLock {
+            tables -> ([TimerRef], [Operation], [Operation]) in
+            var timers: [TimerRef] = []
+            var due: [Operation] = []
+            var dropped: [Operation] = []
+            func add(_ timer: TimerRef?, _ outcome: (due: Operation?, dropped: Operation?)) {
+                if let timer { timers.append(timer) }
+                if let operation = outcome.due { due.append(operation) }
+                if let operation = outcome.dropped { dropped.append(operation) }
             }
-            for slot in tables.delays.values { removed.append((slot.timer, slot.state.operation)) }
+            for var slot in tables.debounces.values { add(slot.timer, slot.state.cancel(at: now)) }
+            for var slot in tables.throttles.values { add(slot.timer, slot.state.cancel(at: now)) }
+            for slot in tables.delays.values {
+                let operation = slot.state.operation
+                add(slot.timer, slot.state.deadline <= now ? (operation, nil) : (nil, operation))
+            }
             tables.debounces.removeAll()
             tables.throttles.removeAll()
             tables.delays.removeAll()
-            return removed
+            return (timers, due, dropped)
         }
-        for (timer, operation) in removed {
-            timer?.cancel()
-            operation?.discard()
-        }
+        for timer in timers { timer.cancel() }
+        for operation in dropped { operation.discard() }
+        for operation in due { operation.launch(clock) }
     }
 
     /// What is live in this registry now, per call site or identifier. Empty when idle.
@@ -418,5 +439,85 @@ extension TempoRegistry {
         }
         entries.sort { ($0.kind.rawValue, $0.key) < ($1.kind.rawValue, $1.key) }
         return TempoSnapshot(now: now, entries: entries)
+    }
+}
+
+// MARK: - Control by key
+
+extension TempoRegistry {
+    /// Forgets a debounce group: its pending call never runs, its quiet window ends, its timer
+    /// is cancelled and its key is removed. Does nothing for a key that is not live.
+    func cancelDebounce(_ key: GroupKey) {
+        let now = clock.now()
+        guard var slot = tables.withLock({ $0.debounces.removeValue(forKey: key) }) else { return }
+        slot.timer?.cancel()
+        let (due, dropped) = slot.state.cancel(at: now)
+        dropped?.discard()
+        due?.launch(clock)
+    }
+
+    /// Runs a debounce group's pending call now, if it has one.
+    func flushDebounce(_ key: GroupKey) {
+        let now = clock.now()
+        let (run, timer) = tables.withLock { tables -> (Operation?, TimerRef?) in
+            guard var slot = tables.debounces[key], let run = slot.state.flush(at: now) else {
+                return (nil, nil)
+            }
+            if slot.state.isIdle(at: now) {
+                tables.debounces[key] = nil
+                return (run, slot.timer)
+            }
+            if let wake = slot.state.quietUntil {
+                arm(&slot, wake: wake, kind: .debounce(key), lastID: &tables.lastID)
+            }
+            tables.debounces[key] = slot
+            return (run, nil)
+        }
+        timer?.cancel()
+        run?.launch(clock)
+    }
+
+    /// When a debounce group's pending call runs, if it has one.
+    func pendingDebounce(_ key: GroupKey) -> PendingCall? {
+        let now = clock.now()
+        let runsAt = tables.withLock { $0.debounces[key]?.state.pendingDeadline }
+        return runsAt.map { PendingCall(runsAt: $0, now: now) }
+    }
+
+    /// Forgets a throttle group: its trailing call never runs, its window closes, its timer is
+    /// cancelled and its key is removed. Does nothing for a key that is not live.
+    func cancelThrottle(_ key: GroupKey) {
+        let now = clock.now()
+        guard var slot = tables.withLock({ $0.throttles.removeValue(forKey: key) }) else { return }
+        slot.timer?.cancel()
+        let (due, dropped) = slot.state.cancel(at: now)
+        dropped?.discard()
+        due?.launch(clock)
+    }
+
+    /// Runs a throttle group's trailing call now, if it has one; the run opens a new window.
+    func flushThrottle(_ key: GroupKey) {
+        let now = clock.now()
+        let (run, timer) = tables.withLock { tables -> (Operation?, TimerRef?) in
+            guard var slot = tables.throttles[key], let run = slot.state.flush(at: now) else {
+                return (nil, nil)
+            }
+            guard let wake = slot.state.closesAt else {
+                tables.throttles[key] = nil
+                return (run, slot.timer)
+            }
+            arm(&slot, wake: wake, kind: .throttle(key), lastID: &tables.lastID)
+            tables.throttles[key] = slot
+            return (run, nil)
+        }
+        timer?.cancel()
+        run?.launch(clock)
+    }
+
+    /// When a throttle group's trailing call runs, if it has one.
+    func pendingThrottle(_ key: GroupKey) -> PendingCall? {
+        let now = clock.now()
+        let runsAt = tables.withLock { $0.throttles[key]?.state.pendingDeadline }
+        return runsAt.map { PendingCall(runsAt: $0, now: now) }
     }
 }

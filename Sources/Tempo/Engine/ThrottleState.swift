@@ -2,19 +2,24 @@
 /// clock and no task.
 ///
 /// A window covers `[opened, closesAt)`: a call at `closesAt` finds it closed. When a window
-/// closes with a trailing call pending (`.ensureLast`), that call runs at the closing instant
-/// and opens the next window there.
+/// closes with a trailing call pending (`.ensureLast`, `.trailing`), that call runs at the
+/// closing instant and opens the next window there.
+///
+/// The modes, for a call that finds the window closed / open:
+/// - `.default`: runs at once and opens a window / is dropped.
+/// - `.ensureLast`: runs at once and opens a window / becomes the trailing call.
+/// - `.trailing`: becomes the trailing call and opens a window / becomes the trailing call.
 struct ThrottleState<Payload> {
     /// When the open window closes; `nil` when no window is open.
     private(set) var closesAt: Duration?
-    /// The latest call dropped during the window, kept by `.ensureLast`.
+    /// The latest call made during the window, kept by `.ensureLast` and `.trailing`.
     private(set) var trailing: Payload?
     private var trailingDuration: Duration = .zero
 
     struct CallResult {
         /// A trailing call whose window had closed when this call came; it runs first.
         var catchUp: Payload?
-        /// The call itself, when it found the window closed.
+        /// The call itself, when it found the window closed (not in `.trailing`).
         var runNow: Payload?
         /// A call that will never run: this one (dropped) or the trailing call it replaced.
         var dropped: Payload?
@@ -28,6 +33,9 @@ struct ThrottleState<Payload> {
         var next: Duration?
     }
 
+    /// When the trailing call runs, if there is one.
+    var pendingDeadline: Duration? { trailing == nil ? nil : closesAt }
+
     /// A call at `now` with a positive `duration`.
     mutating func call(
         at now: Duration, duration: Duration, option: ThrottleOptions, payload: Payload
@@ -38,14 +46,19 @@ struct ThrottleState<Payload> {
             if let reopened = closesAt, now >= reopened { closesAt = nil }
         }
         if closesAt == nil {
-            result.runNow = payload
             closesAt = now.adding(duration)
-        } else if option == .ensureLast {
+            if option == .trailing {
+                trailing = payload
+                trailingDuration = duration
+            } else {
+                result.runNow = payload
+            }
+        } else if option == .default {
+            result.dropped = payload
+        } else {
             result.dropped = trailing
             trailing = payload
             trailingDuration = duration
-        } else {
-            result.dropped = payload
         }
         result.wake = closesAt!
         return result
@@ -61,15 +74,31 @@ struct ThrottleState<Payload> {
         return FireResult(run: run, next: closesAt)
     }
 
-    /// Removes the trailing call (cancel), returning it.
+    /// Forgets the group (cancel at `now`): the trailing call is dropped, the window closes. A
+    /// trailing call whose window had already closed (the timer is late) is not dropped but
+    /// returned as `due`: it runs, as it would have a moment earlier.
+    mutating func cancel(at now: Duration) -> (due: Payload?, dropped: Payload?) {
+        defer { self = ThrottleState() }
+        guard let trailing else { return (nil, nil) }
+        return closesAt.map { $0 <= now } == true ? (trailing, nil) : (nil, trailing)
+    }
+
+    /// Removes the trailing call (a withdrawn ticket), returning it.
     mutating func cancelTrailing() -> Payload? {
         defer { trailing = nil }
         return trailing
     }
 
-    /// Runs the trailing call now (flush): it runs at `now` and opens a window there.
+    /// Runs the trailing call now (flush): it runs at `now` and opens a window there. When its
+    /// window had already closed (the timer is late), it runs as it would have then: the window
+    /// it opens starts when the old one closed.
     mutating func flush(at now: Duration) -> Payload? {
         guard let run = trailing else { return nil }
+        if let end = closesAt, end <= now {
+            _ = closeWindow(at: end)
+            if let reopened = closesAt, reopened <= now { closesAt = nil }
+            return run
+        }
         trailing = nil
         closesAt = now.adding(trailingDuration)
         return run

@@ -1,15 +1,35 @@
-/// How ``debounce(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,_,_,_,()->Void)`` treats a burst of calls.
+/// How ``debounce(_:identifier:by:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,_,_,_,_,()->Void)`` treats a burst of calls.
 ///
 /// ```swift
 /// debounce(.milliseconds(300), option: .runFirst) { save() }   // first now, last at the end
+/// debounce(.seconds(1), option: .leading) { submit() }         // first only: no double submit
 /// ```
 public enum DebounceOptions: Sendable, Hashable {
     /// Trailing: each call restarts the quiet window; when it passes, the latest call runs.
+    ///
+    /// ```swift
+    /// debounce(.milliseconds(300), identifier: "search") { search(text) }
+    /// ```
     case `default`
     /// Leading and trailing: a call that finds the group idle (nothing pending and at least
     /// `duration` since the group last ran) runs at once; the others are debounced as in
     /// ``default``. A single call runs once, never twice.
+    ///
+    /// ```swift
+    /// debounce(.milliseconds(500), identifier: "sync", option: .runFirst) { sync() }
+    /// ```
     case runFirst
+    /// Leading only: the first call of a burst runs at once and the later ones are dropped.
+    /// Every call, run or dropped, restarts the quiet window, so a new burst only starts after
+    /// `duration` without calls: the double-submit guard. Nothing is ever pending, so `maxWait`
+    /// does not apply.
+    ///
+    /// ```swift
+    /// func submitTapped() {
+    ///     debounce(.seconds(1), identifier: "submit", option: .leading) { order.submit() }
+    /// }
+    /// ```
+    case leading
 }
 
 /// How ``throttle(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,_,_,_,()->Void)`` treats calls inside an open window.
@@ -20,8 +40,24 @@ public enum DebounceOptions: Sendable, Hashable {
 public enum ThrottleOptions: Sendable, Hashable {
     /// Leading: a call that finds the window closed runs at once and opens a window of
     /// `duration`; calls while it is open are dropped.
+    ///
+    /// ```swift
+    /// throttle(.seconds(2), identifier: "like") { like() }
+    /// ```
     case `default`
     /// Leading and trailing: as ``default``, and the latest call dropped during the window runs
-    /// when it closes, which opens the next window.
+    /// when it closes, which opens the next window. A single call runs once.
+    ///
+    /// ```swift
+    /// throttle(.milliseconds(100), identifier: "scroll", option: .ensureLast) { render() }
+    /// ```
     case ensureLast
+    /// Trailing only: a call that finds the window closed opens a window of `duration` without
+    /// running; the latest call made since then runs when the window closes, and that run opens
+    /// the next window.
+    ///
+    /// ```swift
+    /// throttle(.seconds(1), identifier: "autosave", option: .trailing) { save(draft) }
+    /// ```
+    case trailing
 }

@@ -1,0 +1,158 @@
+/// A debounce group owned by an object: a view model, a controller, a connection.
+///
+/// Calling a `Debouncer` behaves as
+/// ``debounce(_:identifier:by:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,_,_,_,_,()->Void)``
+/// with the options it was made with, in a group of its own. When it is deinitialised its
+/// pending call is cancelled and its group forgotten, so an owner that goes away leaves no work
+/// and no timer behind, with no `invalidate()` to remember. The registry keeps no reference to
+/// the debouncer, so there is no retain cycle through the scheduler; capture the owner weakly
+/// in the operation so that a pending call does not keep the owner alive either.
+///
+/// ```swift
+/// @MainActor final class SearchModel {
+///     private let searchDebouncer = Debouncer(.milliseconds(300))
+///     var results: [String] = []
+///
+///     func queryChanged(_ query: String) {
+///         searchDebouncer { [weak self] in self?.results = index.search(query) }
+///     }
+///
+///     func submit() { searchDebouncer.flush() }   // search now with the latest query
+/// }
+/// ```
+public final class Debouncer: Sendable {
+    /// The quiet time that must pass after the latest call.
+    ///
+    /// ```swift
+    /// let window = saver.duration   // .seconds(1)
+    /// ```
+    public let duration: Duration
+    /// Where synchronous and asynchronous operations run.
+    ///
+    /// ```swift
+    /// let actor = saver.actorType   // .mainActor
+    /// ```
+    public let actorType: ActorType
+    /// How a burst of calls is treated.
+    ///
+    /// ```swift
+    /// let option = saver.option   // .default
+    /// ```
+    public let option: DebounceOptions
+    /// The longest a burst waits for a run: counted from its first call, then from its latest
+    /// run.
+    ///
+    /// ```swift
+    /// let cap = saver.maxWait   // .seconds(10), or nil
+    /// ```
+    public let maxWait: Duration?
+    private let registry: TempoRegistry
+    private let key = GroupKey.newInstance()
+
+    /// A debouncer with its own group in `registry`.
+    ///
+    /// ```swift
+    /// let saver = Debouncer(.seconds(1), by: .ownedActor, maxWait: .seconds(10))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
+    ///   - actorType: Where the operations run. Defaults to the main actor.
+    ///   - option: `.default` (trailing), `.runFirst` (leading and trailing) or `.leading`.
+    ///   - maxWait: The longest a burst waits for a run; `nil`, zero or negative: no maximum.
+    ///   - registry: The registry that times it: by default the one current where it is made.
+    public init(
+        _ duration: Duration = .seconds(1),
+        by actorType: ActorType = .mainActor,
+        option: DebounceOptions = .default,
+        maxWait: Duration? = nil,
+        registry: TempoRegistry = .current
+    ) {
+        self.duration = duration
+        self.actorType = actorType
+        self.option = option
+        self.maxWait = maxWait
+        self.registry = registry
+    }
+
+    deinit {
+        registry.cancelDebounce(key)
+    }
+
+    /// Debounces `operation`, which runs on ``actorType``.
+    ///
+    /// ```swift
+    /// let debouncer = Debouncer(.milliseconds(300), by: .ownedActor)
+    /// debouncer { index.rebuild() }
+    /// ```
+    public func callAsFunction(_ operation: @escaping @Sendable () -> Void) {
+        registry.debounce(
+            key, duration: duration, option: option, maxWait: maxWait,
+            operation: .sync(operation, actorType))
+    }
+
+    /// Debounces a main-actor operation; it runs on the main actor whatever ``actorType`` is.
+    ///
+    /// ```swift
+    /// @MainActor func textChanged() {
+    ///     debouncer.onMainActor { self.summary.text = self.model.summary }
+    /// }
+    /// ```
+    public func onMainActor(_ operation: @escaping @MainActor @Sendable () -> Void) {
+        registry.debounce(
+            key, duration: duration, option: option, maxWait: maxWait,
+            operation: .main(operation))
+    }
+
+    /// Debounces an asynchronous, throwing operation, and returns the task that runs it if this
+    /// call is the one that runs; as the `Task`-returning `debounce`. Cancelling the task
+    /// before the operation starts withdraws the call. Errors go to `onError`.
+    ///
+    /// ```swift
+    /// saver(onError: { log($0) }) { try await api.save(draft) }
+    /// ```
+    @discardableResult
+    public func callAsFunction(
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        _ operation: @escaping @Sendable () async throws -> Void
+    ) -> Task<Void, Never> {
+        guard duration > .zero else {
+            return immediateTask(by: actorType, onError: onError, operation: operation)
+        }
+        let ticket = Ticket()
+        let task = ticketTask(ticket, by: actorType, onError: onError, operation: operation)
+        registry.debounce(
+            key, duration: duration, option: option, maxWait: maxWait,
+            operation: .ticket(ticket))
+        return task
+    }
+
+    /// Cancels the pending call: it never runs, and the next call starts a new burst. An
+    /// operation already running goes on.
+    ///
+    /// ```swift
+    /// func discardDraft() { saver.cancel() }
+    /// ```
+    public func cancel() {
+        registry.cancelDebounce(key)
+    }
+
+    /// Runs the pending call now, with its latest operation. Does nothing when nothing is
+    /// pending.
+    ///
+    /// ```swift
+    /// func windowWillClose() { saver.flush() }
+    /// ```
+    public func flush() {
+        registry.flushDebounce(key)
+    }
+
+    /// The pending call and when it runs; `nil` when nothing is pending.
+    ///
+    /// ```swift
+    /// var hasUnsavedChanges: Bool { saver.pending != nil }
+    /// ```
+    public var pending: PendingCall? {
+        registry.pendingDebounce(key)
+    }
+}

@@ -1,0 +1,145 @@
+/// A throttle group owned by an object: a view model, a controller, a connection.
+///
+/// Calling a `Throttler` behaves as
+/// ``throttle(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,_,_,_,()->Void)``
+/// with the options it was made with, in a group of its own. When it is deinitialised its
+/// trailing call is cancelled and its group forgotten, so an owner that goes away leaves no
+/// work and no timer behind, with no `invalidate()` to remember. The registry keeps no
+/// reference to the throttler, so there is no retain cycle through the scheduler; capture the
+/// owner weakly in the operation so that a trailing call does not keep the owner alive either.
+///
+/// ```swift
+/// @MainActor final class FeedModel {
+///     private let prefetch = Throttler(.milliseconds(200), option: .ensureLast)
+///
+///     func didScroll(to offset: Double) {
+///         prefetch.onMainActor { [weak self] in self?.loadImages(around: offset) }
+///     }
+/// }
+/// ```
+public final class Throttler: Sendable {
+    /// The window length.
+    ///
+    /// ```swift
+    /// let window = progress.duration   // .milliseconds(100)
+    /// ```
+    public let duration: Duration
+    /// Where synchronous and asynchronous operations run.
+    ///
+    /// ```swift
+    /// let actor = progress.actorType   // .ownedActor
+    /// ```
+    public let actorType: ActorType
+    /// How calls inside an open window are treated.
+    ///
+    /// ```swift
+    /// let option = progress.option   // .ensureLast
+    /// ```
+    public let option: ThrottleOptions
+    private let registry: TempoRegistry
+    private let key = GroupKey.newInstance()
+
+    /// A throttler with its own group in `registry`.
+    ///
+    /// ```swift
+    /// let progress = Throttler(.milliseconds(100), by: .ownedActor, option: .ensureLast)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - duration: The window length. Defaults to 1 second.
+    ///   - actorType: Where the operations run. Defaults to the main actor.
+    ///   - option: `.default` (leading), `.ensureLast` (leading and trailing) or `.trailing`.
+    ///   - registry: The registry that times it: by default the one current where it is made.
+    public init(
+        _ duration: Duration = .seconds(1),
+        by actorType: ActorType = .mainActor,
+        option: ThrottleOptions = .default,
+        registry: TempoRegistry = .current
+    ) {
+        self.duration = duration
+        self.actorType = actorType
+        self.option = option
+        self.registry = registry
+    }
+
+    deinit {
+        registry.cancelThrottle(key)
+    }
+
+    /// Throttles `operation`, which runs on ``actorType``.
+    ///
+    /// ```swift
+    /// let throttler = Throttler(.milliseconds(100), by: .ownedActor)
+    /// throttler { metrics.flush() }
+    /// ```
+    public func callAsFunction(_ operation: @escaping @Sendable () -> Void) {
+        registry.throttle(
+            key, duration: duration, option: option,
+            operation: .sync(operation, actorType))
+    }
+
+    /// Throttles a main-actor operation; it runs on the main actor whatever ``actorType`` is.
+    ///
+    /// ```swift
+    /// @MainActor func likeTapped() {
+    ///     likeThrottler.onMainActor { self.model.like() }
+    /// }
+    /// ```
+    public func onMainActor(_ operation: @escaping @MainActor @Sendable () -> Void) {
+        registry.throttle(
+            key, duration: duration, option: option,
+            operation: .main(operation))
+    }
+
+    /// Throttles an asynchronous, throwing operation, and returns the task that runs it if this
+    /// call is one that runs; as the `Task`-returning `throttle`. Cancelling the task before
+    /// the operation starts withdraws the call. Errors go to `onError`.
+    ///
+    /// ```swift
+    /// refresher(onError: { log($0) }) { try await feed.refresh() }
+    /// ```
+    @discardableResult
+    public func callAsFunction(
+        onError: (@Sendable (any Error) -> Void)? = nil,
+        _ operation: @escaping @Sendable () async throws -> Void
+    ) -> Task<Void, Never> {
+        guard duration > .zero else {
+            return immediateTask(by: actorType, onError: onError, operation: operation)
+        }
+        let ticket = Ticket()
+        let task = ticketTask(ticket, by: actorType, onError: onError, operation: operation)
+        registry.throttle(
+            key, duration: duration, option: option,
+            operation: .ticket(ticket))
+        return task
+    }
+
+    /// Cancels the trailing call: it never runs; the window closes, so the next call is
+    /// treated as the first. An operation already running goes on.
+    ///
+    /// ```swift
+    /// func stopTracking() { progress.cancel() }
+    /// ```
+    public func cancel() {
+        registry.cancelThrottle(key)
+    }
+
+    /// Runs the trailing call now, with its latest operation; the run opens a new window. Does
+    /// nothing when no trailing call is pending.
+    ///
+    /// ```swift
+    /// func downloadFinished() { progress.flush() }   // show the last value now
+    /// ```
+    public func flush() {
+        registry.flushThrottle(key)
+    }
+
+    /// The trailing call and when it runs; `nil` when none is pending.
+    ///
+    /// ```swift
+    /// let catchingUp = progress.pending != nil
+    /// ```
+    public var pending: PendingCall? {
+        registry.pendingThrottle(key)
+    }
+}

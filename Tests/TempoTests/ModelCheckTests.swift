@@ -1,0 +1,467 @@
+import Synchronization
+import Tempo
+import TempoTesting
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+// Drives random schedules of calls, clock advances, cancels and flushes through the engine (on
+// the manual clock, through the public API) and through `ReferenceModel.swift`, and requires the
+// same runs, with the same operations, at the same instants; and, after every step, the same
+// pending calls (and when they run) and the same number of live keys.
+//
+// Run one seed alone: `TEMPO_MODEL_SEED=1234 swift test --filter ModelCheck`.
+
+/// A small deterministic random number generator (SplitMix64), so a seed replays a schedule.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// One random schedule.
+struct Schedule: CustomStringConvertible {
+    enum Mode: CustomStringConvertible {
+        case debounce(DebounceOptions, maxWait: Int?)
+        case throttle(ThrottleOptions)
+
+        var description: String {
+            switch self {
+            case .debounce(let option, let maxWait):
+                "debounce .\(option)" + (maxWait.map { " maxWait \($0)" } ?? "")
+            case .throttle(let option): "throttle .\(option)"
+            }
+        }
+    }
+
+    struct Group {
+        var name: String
+        var mode: Mode
+        var duration: Int
+    }
+
+    enum Action {
+        case call(group: Int, op: Int)
+        case advance(Int)
+        case cancel(Int)
+        case flush(Int)
+        case cancelAll
+    }
+
+    /// How the engine is called.
+    enum Front: CaseIterable {
+        /// Free functions with an identifier, synchronous operations in the task's context.
+        case identifier
+        /// `Debouncer` / `Throttler` objects.
+        case scoped
+        /// Free functions, main-actor operations.
+        case mainActor
+        /// Free functions, the `Task`-returning overloads.
+        case task
+    }
+
+    var seed: UInt64
+    var front: Front
+    var groups: [Group]
+    var actions: [Action]
+
+    init(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        self.seed = seed
+        let frontRoll = Int.random(in: 0..<20, using: &random)
+        front =
+            frontRoll < 12
+            ? .identifier : frontRoll < 16 ? .scoped : frontRoll < 18 ? .mainActor : .task
+        let groupCount = Int.random(in: 1...2, using: &random)
+        let shareName = Bool.random(using: &random)
+        groups = (0..<groupCount).map { index in
+            let mode: Mode
+            if Bool.random(using: &random) {
+                let option = [DebounceOptions.default, .runFirst, .leading].randomElement(
+                    using: &random)!
+                let maxWait =
+                    Bool.random(using: &random) ? Int.random(in: -2...12, using: &random) : nil
+                mode = .debounce(option, maxWait: maxWait)
+            } else {
+                mode = .throttle(
+                    [ThrottleOptions.default, .ensureLast, .trailing].randomElement(using: &random)!
+                )
+            }
+            return Group(
+                name: shareName ? "g" : "g\(index)", mode: mode,
+                duration: Int.random(in: 1...6, using: &random))
+        }
+        // Two groups of the same kind never share a name: they would be one group.
+        if groupCount == 2, shareName {
+            switch (groups[0].mode, groups[1].mode) {
+            case (.debounce, .debounce), (.throttle, .throttle): groups[1].name = "g1"
+            default: break
+            }
+        }
+        var actions: [Action] = []
+        var op = 0
+        for _ in 0..<Int.random(in: 4...24, using: &random) {
+            let group = Int.random(in: 0..<groupCount, using: &random)
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<50:
+                op += 1
+                actions.append(.call(group: group, op: op))
+            case 50..<80: actions.append(.advance(Int.random(in: 0...4, using: &random)))
+            case 80..<88: actions.append(.flush(group))
+            case 88..<97: actions.append(.cancel(group))
+            default: actions.append(.cancelAll)
+            }
+        }
+        actions.append(.advance(40))
+        self.actions = actions
+    }
+
+    var description: String {
+        "seed \(seed), \(front), groups: "
+            + groups.enumerated().map { "#\($0) \"\($1.name)\" \($1.mode) duration \($1.duration)" }
+            .joined(separator: "; ")
+    }
+}
+
+/// What a run of a schedule shows: the runs of each group, and what was observed after each
+/// action.
+struct Trace: Equatable {
+    struct Run: Equatable, CustomStringConvertible {
+        var time: Int
+        var op: Int
+        var description: String { "op\(op)@\(time)" }
+    }
+
+    struct Observation: Equatable, CustomStringConvertible {
+        var time: Int
+        /// Per group: when its pending call runs, `nil` when none is pending.
+        var pending: [Int?]
+        var liveKeys: Int
+        var description: String {
+            "t=\(time) pending \(pending.map { $0.map(String.init) ?? "-" }) live \(liveKeys)"
+        }
+    }
+
+    var runs: [[Run]]
+    var observations: [Observation]
+
+    mutating func sortRunsWithinInstants() {
+        for index in runs.indices { runs[index].sort { ($0.time, $0.op) < ($1.time, $1.op) } }
+    }
+}
+
+// MARK: - The model side
+
+func runModel(_ schedule: Schedule) -> Trace {
+    enum Group {
+        case debounce(DebounceModel)
+        case throttle(ThrottleModel)
+    }
+    var groups: [Group] = schedule.groups.map { group in
+        switch group.mode {
+        case .debounce(let option, let maxWait):
+            .debounce(DebounceModel(option: option, duration: group.duration, maxWait: maxWait))
+        case .throttle(let option):
+            .throttle(ThrottleModel(option: option, duration: group.duration))
+        }
+    }
+    var trace = Trace(runs: Array(repeating: [], count: groups.count), observations: [])
+    var now = 0
+
+    func record(_ op: Int?, _ index: Int) {
+        if let op { trace.runs[index].append(.init(time: now, op: op)) }
+    }
+
+    for action in schedule.actions {
+        switch action {
+        case .call(let index, let op):
+            switch groups[index] {
+            case .debounce(var model):
+                record(model.call(op, at: now), index)
+                groups[index] = .debounce(model)
+            case .throttle(var model):
+                record(model.call(op, at: now), index)
+                groups[index] = .throttle(model)
+            }
+        case .advance(let ticks):
+            for _ in 0..<ticks {
+                now += 1
+                for index in groups.indices {
+                    switch groups[index] {
+                    case .debounce(var model):
+                        record(model.clockReaches(now), index)
+                        groups[index] = .debounce(model)
+                    case .throttle(var model):
+                        record(model.clockReaches(now), index)
+                        groups[index] = .throttle(model)
+                    }
+                }
+            }
+        case .flush(let index):
+            switch groups[index] {
+            case .debounce(var model):
+                record(model.flush(at: now), index)
+                groups[index] = .debounce(model)
+            case .throttle(var model):
+                record(model.flush(at: now), index)
+                groups[index] = .throttle(model)
+            }
+        case .cancel(let index):
+            switch groups[index] {
+            case .debounce(var model):
+                model.cancel()
+                groups[index] = .debounce(model)
+            case .throttle(var model):
+                model.cancel()
+                groups[index] = .throttle(model)
+            }
+        case .cancelAll:
+            for index in groups.indices {
+                switch groups[index] {
+                case .debounce(var model):
+                    model.cancel()
+                    groups[index] = .debounce(model)
+                case .throttle(var model):
+                    model.cancel()
+                    groups[index] = .throttle(model)
+                }
+            }
+        }
+        var pending: [Int?] = []
+        var live = 0
+        for group in groups {
+            switch group {
+            case .debounce(let model):
+                pending.append(model.pending?.due)
+                live += model.isLive(at: now) ? 1 : 0
+            case .throttle(let model):
+                pending.append(model.pendingDue)
+                live += model.isLive(at: now) ? 1 : 0
+            }
+        }
+        trace.observations.append(.init(time: now, pending: pending, liveKeys: live))
+    }
+    return trace
+}
+
+// MARK: - The engine side
+
+private func ticks(_ duration: Duration) -> Int {
+    let (seconds, attoseconds) = duration.components
+    return Int(seconds) * 1_000 + Int(attoseconds / 1_000_000_000_000_000)
+}
+
+/// One group as the engine sees it.
+private struct EngineGroup: Sendable {
+    var spec: Schedule.Group
+    var front: Schedule.Front
+    var debouncer: Debouncer?
+    var throttler: Throttler?
+    var log: Log<Trace.Run>
+    var registry: TempoRegistry
+
+    var duration: Duration { .milliseconds(spec.duration) }
+
+    func call(_ op: Int) {
+        let log = self.log
+        let registry = self.registry
+        let record: @Sendable () -> Void = { log.append(.init(time: ticks(registry.now), op: op)) }
+        switch spec.mode {
+        case .debounce(let option, let maxWait):
+            let maxWait = maxWait.map { Duration.milliseconds($0) }
+            switch front {
+            case .identifier:
+                debounce(
+                    duration, identifier: spec.name, by: .taskContext, option: option,
+                    maxWait: maxWait, operation: record)
+            case .scoped:
+                debouncer!(record)
+            case .mainActor:
+                debounce(duration, identifier: spec.name, option: option, maxWait: maxWait) {
+                    @MainActor in record()
+                }
+            case .task:
+                debounce(
+                    duration, identifier: spec.name, by: .taskContext, option: option,
+                    maxWait: maxWait, onError: nil, operation: { record() })
+            }
+        case .throttle(let option):
+            switch front {
+            case .identifier:
+                throttle(
+                    duration, identifier: spec.name, by: .taskContext, option: option,
+                    operation: record)
+            case .scoped:
+                throttler!(record)
+            case .mainActor:
+                throttle(duration, identifier: spec.name, option: option) {
+                    @MainActor in record()
+                }
+            case .task:
+                throttle(
+                    duration, identifier: spec.name, by: .taskContext, option: option,
+                    onError: nil, operation: { record() })
+            }
+        }
+    }
+
+    func flush() {
+        switch (spec.mode, front) {
+        case (.debounce, .scoped): debouncer!.flush()
+        case (.debounce, _): flushDebounce(identifier: spec.name)
+        case (.throttle, .scoped): throttler!.flush()
+        case (.throttle, _): flushThrottle(identifier: spec.name)
+        }
+    }
+
+    func cancel() {
+        switch (spec.mode, front) {
+        case (.debounce, .scoped): debouncer!.cancel()
+        case (.debounce, _): cancelDebounce(identifier: spec.name)
+        case (.throttle, .scoped): throttler!.cancel()
+        case (.throttle, _): cancelThrottle(identifier: spec.name)
+        }
+    }
+
+    var pending: PendingCall? {
+        switch (spec.mode, front) {
+        case (.debounce, .scoped): debouncer!.pending
+        case (.debounce, _): pendingDebounce(identifier: spec.name)
+        case (.throttle, .scoped): throttler!.pending
+        case (.throttle, _): pendingThrottle(identifier: spec.name)
+        }
+    }
+}
+
+func runEngine(_ schedule: Schedule) async -> Trace {
+    let clock = ManualClock()
+    let registry = TempoRegistry(clock: clock)
+    return await registry.withCurrent {
+        let groups = schedule.groups.map { spec in
+            var group = EngineGroup(
+                spec: spec, front: schedule.front, log: Log(), registry: registry)
+            if schedule.front == .scoped {
+                switch spec.mode {
+                case .debounce(let option, let maxWait):
+                    group.debouncer = Debouncer(
+                        group.duration, by: .taskContext, option: option,
+                        maxWait: maxWait.map { .milliseconds($0) })
+                case .throttle(let option):
+                    group.throttler = Throttler(group.duration, by: .taskContext, option: option)
+                }
+            }
+            return group
+        }
+        var observations: [Trace.Observation] = []
+        for action in schedule.actions {
+            switch action {
+            case .call(let index, let op): groups[index].call(op)
+            case .advance(let ticks): await clock.advance(by: .milliseconds(ticks))
+            case .flush(let index): groups[index].flush()
+            case .cancel(let index): groups[index].cancel()
+            case .cancelAll: registry.cancelAll()
+            }
+            observations.append(
+                .init(
+                    time: ticks(registry.now),
+                    pending: groups.map { $0.pending.map { ticks($0.runsAt) } },
+                    liveKeys: registry.liveKeyCount))
+        }
+        return Trace(runs: groups.map(\.log.all), observations: observations)
+    }
+}
+
+// MARK: - The timeline of a failing seed
+
+func timeline(_ schedule: Schedule, model: Trace, engine: Trace) -> String {
+    var lines = [
+        "Model check failed: \(schedule)", "", "  step  t  action          model | engine",
+    ]
+    var now = 0
+    for (step, action) in schedule.actions.enumerated() {
+        let text: String
+        switch action {
+        case .call(let group, let op): text = "call #\(group) op\(op)"
+        case .advance(let ticks):
+            text = "advance \(ticks)"
+            now += ticks
+        case .flush(let group): text = "flush #\(group)"
+        case .cancel(let group): text = "cancel #\(group)"
+        case .cancelAll: text = "cancelAll"
+        }
+        let m = model.observations[step]
+        let e = step < engine.observations.count ? engine.observations[step] : nil
+        let mark = m == e ? " " : "*"
+        let padded = text.padding(to: 15)
+        lines.append(
+            "\(mark) \(String(step).padding(to: 4)) \(String(now).padding(to: 2)) \(padded) "
+                + "\(m) | \(e.map(String.init(describing:)) ?? "-")")
+    }
+    lines.append("")
+    for index in schedule.groups.indices {
+        let mark = model.runs[index] == engine.runs[index] ? " " : "*"
+        lines.append("\(mark) runs #\(index) model:  \(model.runs[index])")
+        lines.append("\(mark) runs #\(index) engine: \(engine.runs[index])")
+    }
+    lines.append("Replay: TEMPO_MODEL_SEED=\(schedule.seed) swift test --filter ModelCheck")
+    return lines.joined(separator: "\n")
+}
+
+extension String {
+    fileprivate func padding(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}
+
+// MARK: - The tests
+
+@Suite struct ModelCheckTests {
+    static let baseSeed: UInt64 = 0x7E4D_0000
+
+    /// The seeds to run: `TEMPO_MODEL_SEED` alone when set, else `count` seeds from the base.
+    static func seeds(_ count: Int, offset: UInt64) -> [UInt64] {
+        if let text = getenv("TEMPO_MODEL_SEED").map({ String(cString: $0) }),
+            let seed = UInt64(text)
+        {
+            return [seed]
+        }
+        return (0..<UInt64(count)).map { baseSeed &+ offset &+ $0 }
+    }
+
+    @Test func engineMatchesTheReferenceModel() async {
+        var failures = 0
+        var fronts: [Schedule.Front: Int] = [:]
+        for seed in Self.seeds(10_000, offset: 0) {
+            let schedule = Schedule(seed: seed)
+            fronts[schedule.front, default: 0] += 1
+            var model = runModel(schedule)
+            var engine = await runEngine(schedule)
+            if schedule.front == .task {
+                // Each `Task`-returning call runs in its own task: two runs of one group at the
+                // same instant (a flush, then a call and another flush) run concurrently, in
+                // either order. Compare the runs of each instant as a set.
+                model.sortRunsWithinInstants()
+                engine.sortRunsWithinInstants()
+            }
+            if model != engine {
+                failures += 1
+                Issue.record(Comment(rawValue: timeline(schedule, model: model, engine: engine)))
+                if failures >= 3 { break }
+            }
+        }
+        if getenv("TEMPO_MODEL_SEED") == nil {
+            // Every way of calling the engine was exercised.
+            #expect(Schedule.Front.allCases.allSatisfy { fronts[$0, default: 0] >= 500 })
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import Tempo
+
+// A reference model of every debounce and throttle mode, written from the contract (SPEC §2
+// and §4, the doc comments of `DebounceOptions` and `ThrottleOptions`), not from the engine.
+//
+// Time is whole ticks and the model is stepped one tick at a time: at each tick the clock
+// first reaches the instant (calls that are due run), then the actions made at that instant
+// happen in order. There are no timers, no catch-up and no generations: each mode is a few
+// lines that say what the contract says.
+
+/// One debounce group, in one mode.
+struct DebounceModel {
+    let option: DebounceOptions
+    let duration: Int
+    /// As passed: `nil`, zero or negative means no maximum; below `duration` counts as it.
+    let maxWait: Int?
+
+    /// The call waiting to run, and when it runs.
+    var pending: (op: Int, due: Int)?
+    /// `maxWait` counts from the group's latest run, or from the call that found it idle (the
+    /// first call of a burst), whichever came later.
+    var maxWaitFrom = 0
+    /// No new burst starts before this instant.
+    var quietUntil = Int.min
+
+    func isLive(at now: Int) -> Bool { pending != nil || now < quietUntil }
+
+    /// The clock reaches `now`: the pending call runs when it is due.
+    mutating func clockReaches(_ now: Int) -> Int? {
+        guard let pending, pending.due == now else { return nil }
+        return runPending(at: now)
+    }
+
+    /// A call: returns the operation when it runs at once.
+    mutating func call(_ op: Int, at now: Int) -> Int? {
+        let idle = pending == nil && now >= quietUntil
+        if idle { maxWaitFrom = now }
+        switch option {
+        case .leading:  // the first call of a burst runs; every call extends the burst
+            quietUntil = now + duration
+            return idle ? op : nil
+        case .runFirst where idle:  // leading edge
+            quietUntil = now + duration
+            return op
+        case .default, .runFirst:  // trailing: the latest call waits for a quiet window
+            var due = now + duration
+            if let maxWait, maxWait > 0 {
+                due = min(due, maxWaitFrom + max(maxWait, duration))
+            }
+            pending = (op, due)
+            return nil
+        }
+    }
+
+    mutating func flush(at now: Int) -> Int? {
+        pending == nil ? nil : runPending(at: now)
+    }
+
+    mutating func cancel() {
+        pending = nil
+        quietUntil = .min
+    }
+
+    private mutating func runPending(at now: Int) -> Int {
+        let op = pending!.op
+        pending = nil
+        maxWaitFrom = now
+        if option == .runFirst { quietUntil = now + duration }  // a run starts a quiet window
+        return op
+    }
+}
+
+/// One throttle group, in one mode.
+struct ThrottleModel {
+    let option: ThrottleOptions
+    let duration: Int
+
+    /// The window is open before this instant.
+    var windowEnd = Int.min
+    /// The latest call made while the window was open (`.ensureLast`, `.trailing`).
+    var trailing: Int?
+
+    func isLive(at now: Int) -> Bool { now < windowEnd }
+    var pendingDue: Int? { trailing == nil ? nil : windowEnd }
+
+    /// The clock reaches `now`: when the window closes, the trailing call runs and opens the
+    /// next window.
+    mutating func clockReaches(_ now: Int) -> Int? {
+        guard now == windowEnd, let op = trailing else { return nil }
+        trailing = nil
+        windowEnd = now + duration
+        return op
+    }
+
+    /// A call: returns the operation when it runs at once.
+    mutating func call(_ op: Int, at now: Int) -> Int? {
+        if now >= windowEnd {  // the window is closed: this call opens one
+            windowEnd = now + duration
+            if option == .trailing {
+                trailing = op
+                return nil
+            }
+            return op
+        }
+        if option != .default { trailing = op }  // inside the window: keep the latest
+        return nil
+    }
+
+    mutating func flush(at now: Int) -> Int? {
+        guard let op = trailing else { return nil }
+        trailing = nil
+        windowEnd = now + duration
+        return op
+    }
+
+    mutating func cancel() {
+        trailing = nil
+        windowEnd = .min
+    }
+}
