@@ -124,8 +124,10 @@ import Testing
                 if i % 10 == 0 { delay(.milliseconds(50), by: .taskContext) {} }
             }
             #expect(registry.liveKeyCount == 210_000)
+            #expect(registry.tableCapacity >= 210_000)
             await clock.advance(by: .milliseconds(50))
             #expect(registry.liveKeyCount == 0)
+            #expect(registry.tableCapacity < 1_000)  // the storage went back too
             #expect(registry.snapshot().isEmpty)
             #expect(clock.sleeperCount == 0)
         }

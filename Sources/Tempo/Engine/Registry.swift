@@ -84,6 +84,13 @@ public final class TempoRegistry: Sendable {
         tables.withLock { $0.count }
     }
 
+    /// The slots the tables have room for: follows the live keys, not the peak (for tests).
+    var tableCapacity: Int {
+        tables.withLock {
+            $0.debounces.capacity + $0.throttles.capacity + $0.delays.capacity + $0.work.capacity
+        }
+    }
+
     /// The time on this registry's clock, as an offset from when the registry was made.
     public var now: Duration { clock.now() }
 
@@ -212,7 +219,7 @@ extension TempoRegistry {
                 slot.timerDeadline = next
                 tables.debounces[key] = slot
             } else {
-                tables.debounces[key] = nil
+                tables.debounces.removeLive(key)
             }
             return result
         }
@@ -226,7 +233,7 @@ extension TempoRegistry {
             else { return nil }
             _ = slot.state.cancelPending()
             if slot.state.isIdle(at: clock.now()) {
-                tables.debounces[key] = nil
+                tables.debounces.removeLive(key)
                 return slot.timer
             }
             tables.debounces[key] = slot
@@ -268,7 +275,7 @@ extension TempoRegistry {
                 slot.timerDeadline = next
                 tables.throttles[key] = slot
             } else {
-                tables.throttles[key] = nil
+                tables.throttles.removeLive(key)
             }
             return result
         }
@@ -310,7 +317,7 @@ extension TempoRegistry {
         let due = tables.withLock { tables -> Operation? in
             guard let slot = tables.delays[id] else { return nil }
             guard slot.state.deadline <= now else { return nil }
-            tables.delays[id] = nil
+            tables.delays.removeLive(id)
             return slot.state.operation
         }
         due?.launch(clock)
@@ -318,7 +325,7 @@ extension TempoRegistry {
     }
 
     private func cancelDelay(_ id: UInt64) {
-        let slot = tables.withLock { $0.delays.removeValue(forKey: id) }
+        let slot = tables.withLock { $0.delays.removeLive(id) }
         slot?.timer?.cancel()
     }
 }
@@ -354,7 +361,7 @@ extension TempoRegistry {
 
     /// Removes registered work.
     package func endWork(_ id: UInt64) {
-        tables.withLock { _ = $0.work.removeValue(forKey: id) }
+        tables.withLock { _ = $0.work.removeLive(id) }
     }
 }
 
@@ -449,7 +456,7 @@ extension TempoRegistry {
     /// is cancelled and its key is removed. Does nothing for a key that is not live.
     func cancelDebounce(_ key: GroupKey) {
         let now = clock.now()
-        guard var slot = tables.withLock({ $0.debounces.removeValue(forKey: key) }) else { return }
+        guard var slot = tables.withLock({ $0.debounces.removeLive(key) }) else { return }
         slot.timer?.cancel()
         let (due, dropped) = slot.state.cancel(at: now)
         dropped?.discard()
@@ -464,7 +471,7 @@ extension TempoRegistry {
                 return (nil, nil)
             }
             if slot.state.isIdle(at: now) {
-                tables.debounces[key] = nil
+                tables.debounces.removeLive(key)
                 return (run, slot.timer)
             }
             if let wake = slot.state.quietUntil {
@@ -488,7 +495,7 @@ extension TempoRegistry {
     /// cancelled and its key is removed. Does nothing for a key that is not live.
     func cancelThrottle(_ key: GroupKey) {
         let now = clock.now()
-        guard var slot = tables.withLock({ $0.throttles.removeValue(forKey: key) }) else { return }
+        guard var slot = tables.withLock({ $0.throttles.removeLive(key) }) else { return }
         slot.timer?.cancel()
         let (due, dropped) = slot.state.cancel(at: now)
         dropped?.discard()
@@ -503,7 +510,7 @@ extension TempoRegistry {
                 return (nil, nil)
             }
             guard let wake = slot.state.closesAt else {
-                tables.throttles[key] = nil
+                tables.throttles.removeLive(key)
                 return (run, slot.timer)
             }
             arm(&slot, wake: wake, kind: .throttle(key), lastID: &tables.lastID)
@@ -519,5 +526,22 @@ extension TempoRegistry {
         let now = clock.now()
         let runsAt = tables.withLock { $0.throttles[key]?.state.pendingDeadline }
         return runsAt.map { PendingCall(runsAt: $0, now: now) }
+    }
+}
+
+extension Dictionary {
+    /// Removes `key`, and rebuilds the storage once seven eighths of it are empty, so a table's
+    /// memory follows the keys that are live rather than the most there ever were. Rebuilding
+    /// costs the live keys, and happens again only after the table shrank eightfold more:
+    /// amortized, a constant per removal.
+    @discardableResult
+    mutating func removeLive(_ key: Key) -> Value? {
+        let removed = removeValue(forKey: key)
+        if capacity > 64, count * 8 < capacity {
+            var compact = [Key: Value](minimumCapacity: count)
+            for (key, value) in self { compact[key] = value }
+            self = compact
+        }
+        return removed
     }
 }
