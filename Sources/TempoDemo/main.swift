@@ -66,75 +66,150 @@ func drawTimeline(_ recorder: Recorder, columns: Int) {
     print("")
 }
 
-/// Types `words` one character every 80 ms, with a 700 ms pause between words, sending the
+/// Types `words` one character every 60 ms, with a 600 ms pause between words, sending the
 /// text typed so far through `send`.
-func type(_ words: [String], send: (String) -> Void) async {
+@MainActor func type(
+    _ words: [String], every interval: Duration = .milliseconds(60), send: (String) -> Void
+)
+    async
+{
     var text = ""
     for (index, word) in words.enumerated() {
         if index > 0 {
             text += " "
-            await sleep(.milliseconds(700))
+            await sleep(.milliseconds(600))
         }
         for character in word {
             text.append(character)
             send(text)
-            await sleep(.milliseconds(80))
+            await sleep(interval)
         }
     }
 }
 
-/// Taps `count` times, 100 ms apart.
-func tap(_ count: Int, send: (Int) -> Void) async {
-    for index in 1...count {
-        send(index)
-        if index < count { await sleep(.milliseconds(100)) }
+/// Taps at the given instants (milliseconds from now), sending the tap's number.
+@MainActor func tap(at instants: [Int], send: (Int) -> Void) async {
+    let start = ContinuousClock.now
+    for (index, instant) in instants.enumerated() {
+        try? await Task.sleep(until: start + .milliseconds(instant))
+        send(index + 1)
     }
+}
+
+/// Ten taps, 80 ms apart.
+let steadyTaps = Array(stride(from: 0, to: 800, by: 80))
+
+/// Runs one scenario: prints its title and what to look for, lets `input` drive it live, waits
+/// for the last run, and draws the timeline.
+@MainActor func scenario(
+    _ title: String, _ explanation: String, tail: Duration, input: (Recorder) async -> Void
+)
+    async
+{
+    print("▶ \(title)")
+    print("  \(explanation)")
+    let recorder = Recorder()
+    await input(recorder)
+    await sleep(tail)
+    drawTimeline(recorder, columns: 72)
 }
 
 print(
     """
     Tempo demo: what debounce and throttle do with real input, on the real clock.
-    Each scenario runs live (about 2 seconds each), then is drawn as a timeline,
-    one column per 25 ms.
+    Each scenario runs live (one or two seconds each), printing calls and runs as they happen,
+    then draws them as a timeline, one column per 25 ms.
 
     """)
 
 for option in [DebounceOptions.default, .runFirst] {
-    print(
-        "▶ debounce(.milliseconds(300), option: .\(option)) — typing \"swift\", a pause, \"async\"")
-    print(
+    await scenario(
+        "debounce(.milliseconds(250), option: .\(option)) — typing \"swift\", a pause, \"async\"",
         option == .default
-            ? "  Only the last keystroke of each burst searches, 300 ms after typing stops."
-            : "  The first keystroke of a burst searches at once, the last one 300 ms after it ends."
-    )
-    let recorder = Recorder()
-    await type(["swift", "async"]) { text in
-        recorder.record(run: false, "\"\(text)\"")
-        debounce(.milliseconds(300), identifier: "search \(option)", option: option) {
-            recorder.record(run: true, "search(\"\(text)\")")
+            ? "Only the last keystroke of each burst searches, 250 ms after typing stops."
+            : "The first keystroke of a burst searches at once, the last one 250 ms after it ends.",
+        tail: .milliseconds(300)
+    ) { recorder in
+        await type(["swift", "async"]) { text in
+            recorder.record(run: false, "\"\(text)\"")
+            debounce(.milliseconds(250), identifier: "search \(option)", option: option) {
+                recorder.record(run: true, "search(\"\(text)\")")
+            }
         }
     }
-    await sleep(.milliseconds(400))
-    drawTimeline(recorder, columns: 84)
 }
 
-for option in [ThrottleOptions.default, .ensureLast] {
-    print("▶ throttle(.milliseconds(400), option: .\(option)) — 12 taps, 100 ms apart")
-    print(
-        option == .default
-            ? "  A tap that finds the window closed runs and opens a 400 ms window; taps inside it are dropped."
-            : "  As .default, and the latest dropped tap runs when the window closes, opening the next one."
-    )
-    let recorder = Recorder()
-    await tap(12) { index in
-        recorder.record(run: false, "tap \(index)")
-        throttle(.milliseconds(400), identifier: "like \(option)", option: option) {
-            recorder.record(run: true, "like(tap \(index))")
+for option in [ThrottleOptions.default, .ensureLast, .trailing] {
+    let explanations: [ThrottleOptions: String] = [
+        .default:
+            "A tap that finds the window closed runs and opens a 300 ms window; taps inside it are dropped.",
+        .ensureLast:
+            "As .default, and the latest dropped tap runs when the window closes, opening the next one.",
+        .trailing: "The first tap opens the window; only the latest tap runs, when it closes.",
+    ]
+    await scenario(
+        "throttle(.milliseconds(300), option: .\(option)) — 10 taps, 80 ms apart",
+        explanations[option]!, tail: .milliseconds(400)
+    ) { recorder in
+        await tap(at: steadyTaps) { index in
+            recorder.record(run: false, "tap \(index)")
+            throttle(.milliseconds(300), identifier: "like \(option)", option: option) {
+                recorder.record(run: true, "like(tap \(index))")
+            }
         }
     }
-    await sleep(.milliseconds(500))
-    drawTimeline(recorder, columns: 84)
 }
+
+await scenario(
+    "debounce(.seconds(1), option: .leading) — a double-tapped Submit button, then one more tap",
+    "The first tap submits at once; taps within a second of the last one are dropped.",
+    tail: .milliseconds(100)
+) { recorder in
+    await tap(at: [0, 90, 180, 270, 1_400]) { index in
+        recorder.record(run: false, "tap \(index)")
+        debounce(.seconds(1), identifier: "submit", option: .leading) {
+            recorder.record(run: true, "submit(tap \(index))")
+        }
+    }
+}
+
+await scenario(
+    "debounce(.milliseconds(250), maxWait: .milliseconds(600)) — typing without a pause",
+    "A burst that never pauses still saves its latest text at most 600 ms after the burst began.",
+    tail: .milliseconds(300)
+) { recorder in
+    await type(["continuous"], every: .milliseconds(140)) { text in
+        recorder.record(run: false, "\"\(text)\"")
+        debounce(.milliseconds(250), identifier: "autosave", maxWait: .milliseconds(600)) {
+            recorder.record(run: true, "save(\"\(text)\")")
+        }
+    }
+}
+
+print("▶ Control and scoped objects")
+let saves = Recorder()
+debounce(.seconds(5), identifier: "save") { saves.record(run: true, "save (flushed)") }
+let remaining = pendingDebounce(identifier: "save")?.remaining ?? .zero
+print(
+    "  a save is pending, due in \(remaining.milliseconds) ms; the window is closing, so: flushDebounce"
+)
+flushDebounce(identifier: "save")
+await sleep(.milliseconds(50))
+final class Editor {
+    let autosave = Debouncer(.seconds(5))
+    func edited() { autosave { print("  never printed: the editor went away first") } }
+}
+let before = TempoRegistry.shared.liveKeyCount
+var editor: Editor? = Editor()
+editor?.edited()
+print(
+    "  an Editor's Debouncer has a pending call: live keys \(before) → \(TempoRegistry.shared.liveKeyCount)"
+)
+editor = nil
+print(
+    "  the Editor is released: live keys back to \(TempoRegistry.shared.liveKeyCount), nothing will run"
+)
+print("")
 
 print("What is still live in the registry now: \(TempoRegistry.shared.snapshot())")
 print("Next: `swift test` runs the tests; Docs/ explains every helper and guarantee.")
