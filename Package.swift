@@ -15,6 +15,7 @@ let package = Package(
         .target(name: "Tempo"),
         .target(name: "TempoTesting", dependencies: ["Tempo"]),
         .executableTarget(name: "TempoDemo", dependencies: ["Tempo"]),
+        .executableTarget(name: "TempoTimelines", dependencies: ["Tempo", "TempoTesting"]),
         .testTarget(name: "TempoTests", dependencies: ["Tempo", "TempoTesting"]),
     ],
     swiftLanguageModes: [.v6]
