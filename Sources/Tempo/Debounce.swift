@@ -42,6 +42,10 @@
 ///     (`.leading`).
 ///   - maxWait: The longest a burst waits for a run: counted from its first call, then from
 ///     its latest run. `nil` (the default), zero or negative: no maximum.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     that groups calls when `identifier` is `nil`.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
 ///   - operation: The work to run.
 public func debounce(
     _ duration: Duration = .seconds(1),

@@ -23,6 +23,10 @@ public func sleep(_ duration: Duration = .seconds(1)) async {
 ///   - delay: How long to wait first. Defaults to zero: start at once.
 ///   - actorType: Where the operation runs. Leave the argument out to run on the main actor:
 ///     the call then goes to the main-actor overload.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     under which ``TempoRegistry/snapshot()`` lists the pending wait.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
 ///   - operation: The work to run.
 @discardableResult
 public func execute(

@@ -29,6 +29,10 @@
 ///     state (so `throttle { self.label.text = text }` compiles in a `@MainActor` type).
 ///   - option: Leading only (`.default`), leading and trailing (`.ensureLast`) or trailing
 ///     only (`.trailing`).
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     that groups calls when `identifier` is `nil`.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
 ///   - operation: The work to run.
 public func throttle(
     _ duration: Duration = .seconds(1),

@@ -22,7 +22,7 @@ import Synchronization
 /// The table sits behind one `Mutex`, not an actor: a call from synchronous code (a button
 /// handler, a loop) is applied before the call returns, so calls made one after another are
 /// applied in that order, its instant is read from the clock at the call, and no `Task` is
-/// created to carry it. The per-group state machines (``DebounceState``, ``ThrottleState``)
+/// created to carry it. The per-group state machines (`DebounceState`, `ThrottleState`)
 /// decide; the registry carries out their actions outside the lock, so user code never runs
 /// while the lock is held.
 ///

@@ -1,0 +1,95 @@
+// The worked example of Docs/Tempo.docc/TestingWithManualClock.md, compiled and run: a search
+// view model whose debounced query is tested without sleeping. Keep the two in step.
+import Tempo
+import TempoTesting
+import Testing
+
+// MARK: - The app's code
+
+protocol SearchClient: Sendable {
+    func search(_ query: String) async throws -> [String]
+}
+
+@MainActor
+final class SearchViewModel {
+    private(set) var results: [String] = []
+    private(set) var failure: String?
+    private let client: any SearchClient
+
+    init(client: any SearchClient) {
+        self.client = client
+    }
+
+    /// Called on every keystroke: searches once the user stops typing for 300 ms.
+    func queryChanged(_ query: String) {
+        debounce(.milliseconds(300), identifier: "search", onError: reportFailure) {
+            [client, weak self] in
+            let found = try await client.search(query)
+            await self?.show(found)
+        }
+    }
+
+    /// Return pressed: search now for what is typed, instead of 300 ms later.
+    func submit() {
+        flushDebounce(identifier: "search")
+    }
+
+    private func show(_ found: [String]) {
+        results = found
+        failure = nil
+    }
+
+    private nonisolated func reportFailure(_ error: any Error) {
+        Task { @MainActor [weak self] in self?.failure = "\(error)" }
+    }
+}
+
+// MARK: - The tests
+
+/// A search client that answers at once and remembers what it was asked.
+actor FakeSearchClient: SearchClient {
+    private(set) var queries: [String] = []
+
+    func search(_ query: String) async throws -> [String] {
+        queries.append(query)
+        return ["\(query) result"]
+    }
+}
+
+@MainActor
+@Suite struct SearchViewModelTests {
+    let clock = ManualClock()
+    let client = FakeSearchClient()
+
+    @Test func searchesOnceTheUserStopsTyping() async {
+        let model = SearchViewModel(client: client)
+        await TempoRegistry(clock: clock).withCurrent {
+            for query in ["s", "sw", "swi", "swif", "swift"] {
+                model.queryChanged(query)
+                await clock.advance(by: .milliseconds(100))  // the next keystroke, 100 ms later
+            }
+            #expect(await client.queries.isEmpty)  // 100 ms after the last keystroke
+
+            await clock.advance(by: .milliseconds(200))  // 300 ms after it: the search runs
+            #expect(await client.queries == ["swift"])
+            #expect(model.results == ["swift result"])
+            #expect(clock.sleeperCount == 0)  // nothing left waiting
+        }
+    }
+
+    @Test func submitSearchesAtOnce() async {
+        let model = SearchViewModel(client: client)
+        let registry = TempoRegistry(clock: clock)
+        await registry.withCurrent {
+            model.queryChanged("swift")
+            model.submit()
+            await clock.advance(by: .zero)  // let the flushed search finish; no time passes
+            #expect(await client.queries == ["swift"])
+            #expect(model.results == ["swift result"])
+
+            await clock.advance(by: .seconds(1))  // and it does not run a second time
+            #expect(await client.queries == ["swift"])
+        }
+        #expect(registry.liveKeyCount == 0)
+    }
+}
