@@ -5,7 +5,6 @@
 enum SVG {
     private static let left = 88
     private static let right = 28
-    private static let pixelsPerTick = 40
     private static let firstRow = 84
     private static let rowGap = 46
     private static let radius = 11
@@ -218,7 +217,7 @@ enum SVG {
     // MARK: - Geometry and text
 
     private static func x(_ ms: Int, _ timeline: Timeline) -> Int {
-        left + ms * pixelsPerTick / timeline.tick
+        left + ms * timeline.pixelsPerTick / timeline.tick
     }
 
     private static func rowY(_ row: Int) -> Int { firstRow + row * rowGap }
