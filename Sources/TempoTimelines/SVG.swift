@@ -43,7 +43,9 @@ enum SVG {
         let height = legendY + 22
         var out: [String] = []
         out.append(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(width)\" height=\"\(height)\" "
+            // The root's id comes first: DocC records a file's first id as the image's SVG id.
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"\(timeline.name)\" "
+                + "width=\"\(width)\" height=\"\(height)\" "
                 + "viewBox=\"0 0 \(width) \(height)\" role=\"img\" "
                 + "aria-labelledby=\"title desc\">")
         out.append("<title id=\"title\">\(escape(timeline.title))</title>")
