@@ -112,13 +112,9 @@ public func debounce(
     column: UInt = #column,
     operation: @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
-    guard duration > .zero else {
-        return immediateTask(by: actorType, onError: onError, operation: operation)
+    ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
+        TempoRegistry.current.debounce(
+            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+            maxWait: maxWait, operation: $0)
     }
-    let ticket = Ticket()
-    let task = ticketTask(ticket, by: actorType, onError: onError, operation: operation)
-    TempoRegistry.current.debounce(
-        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        maxWait: maxWait, operation: .ticket(ticket))
-    return task
 }

@@ -116,15 +116,10 @@ public final class Debouncer: Sendable {
         onError: (@Sendable (any Error) -> Void)? = nil,
         _ operation: @escaping @Sendable () async throws -> Void
     ) -> Task<Void, Never> {
-        guard duration > .zero else {
-            return immediateTask(by: actorType, onError: onError, operation: operation)
+        ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
+            registry.debounce(
+                key, duration: duration, option: option, maxWait: maxWait, operation: $0)
         }
-        let ticket = Ticket()
-        let task = ticketTask(ticket, by: actorType, onError: onError, operation: operation)
-        registry.debounce(
-            key, duration: duration, option: option, maxWait: maxWait,
-            operation: .ticket(ticket))
-        return task
     }
 
     /// Cancels the pending call: it never runs, and the next call starts a new burst. An

@@ -67,11 +67,7 @@ func scheduledTask(
     key: GroupKey,
     operation: @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
-    guard duration > .zero else {
-        return immediateTask(by: actorType, onError: onError, operation: operation)
+    ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
+        TempoRegistry.current.delay(duration, key: key, operation: $0)
     }
-    let ticket = Ticket()
-    let task = ticketTask(ticket, by: actorType, onError: onError, operation: operation)
-    TempoRegistry.current.delay(duration, key: key, operation: .ticket(ticket))
-    return task
 }

@@ -95,13 +95,9 @@ public func throttle(
     column: UInt = #column,
     operation: @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
-    guard duration > .zero else {
-        return immediateTask(by: actorType, onError: onError, operation: operation)
+    ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
+        TempoRegistry.current.throttle(
+            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+            operation: $0)
     }
-    let ticket = Ticket()
-    let task = ticketTask(ticket, by: actorType, onError: onError, operation: operation)
-    TempoRegistry.current.throttle(
-        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        operation: .ticket(ticket))
-    return task
 }

@@ -103,15 +103,9 @@ public final class Throttler: Sendable {
         onError: (@Sendable (any Error) -> Void)? = nil,
         _ operation: @escaping @Sendable () async throws -> Void
     ) -> Task<Void, Never> {
-        guard duration > .zero else {
-            return immediateTask(by: actorType, onError: onError, operation: operation)
+        ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
+            registry.throttle(key, duration: duration, option: option, operation: $0)
         }
-        let ticket = Ticket()
-        let task = ticketTask(ticket, by: actorType, onError: onError, operation: operation)
-        registry.throttle(
-            key, duration: duration, option: option,
-            operation: .ticket(ticket))
-        return task
     }
 
     /// Cancels the trailing call: it never runs; the window closes, so the next call is

@@ -18,7 +18,7 @@ struct OrdinaryClock: Clock {
 
 /// Drives the runner: waits until it sleeps, then advances. The runner is not tracked by
 /// `advance`, so the test waits for its effects with `settled`.
-private func settled(_ condition: @Sendable () -> Bool) async -> Bool {
+func settled(_ condition: @Sendable () -> Bool) async -> Bool {
     await eventually(within: .seconds(10), condition)
 }
 
@@ -126,5 +126,24 @@ private func settled(_ condition: @Sendable () -> Bool) async -> Bool {
         #expect(driver.heapSize <= 1_024)
         #expect(registry.liveKeyCount == 0)
         #expect(await settled { !driver.hasRunner })
+    }
+}
+
+@Suite struct TimerDriverStorageTests {
+    @Test func anIdleDriverGivesItsStorageBack() async {
+        let manual = ManualClock()
+        let registry = TempoRegistry(clock: OrdinaryClock(base: manual))
+        let driver = registry.clock.driver!
+        registry.withCurrent {
+            for key in 0..<3_000 {
+                delay(.seconds(1), by: .taskContext) { _ = key }
+            }
+        }
+        #expect(driver.heapSize == 3_000)
+        await manual.waitForSleepers(1)
+        await manual.advance(by: .seconds(1))
+        #expect(await settled { !driver.hasRunner })
+        #expect(driver.heapSize == 0)
+        #expect(driver.tableCapacity == 0)
     }
 }

@@ -44,9 +44,12 @@ struct BurstResult {
     /// CPU time of every thread of the process from the first call until the run, per call.
     var cpu: Double
     /// Timers the registry armed during the burst beyond one per run. A group arms one timer
-    /// when it becomes live and is removed only after a run, so anything above zero is a timer
-    /// (a `Task`) made for a replaced call. (A call that finds the pending call overdue runs it
-    /// itself and keeps the group and its timer, so runs may outnumber timers.)
+    /// (an entry in the timer driver's heap) when it becomes live and is removed only after a
+    /// run; a call that moves the deadline later arms nothing, the timer is pushed back when it
+    /// fires. So anything above zero is a timer made for a replaced call (and, when it was
+    /// earlier than the runner's wake-up, a new runner `Task`). (A call that finds the pending
+    /// call overdue runs it itself and keeps the group and its timer, so runs may outnumber
+    /// timers.)
     var extraTimers: Int
     /// Runs: 1, unless the caller stalled for longer than the window mid-burst.
     var runs: Int
@@ -54,8 +57,9 @@ struct BurstResult {
     var lastRanLast: Bool
 }
 
-/// `calls` fire-and-forget `debounce` calls on one identifier, operation run inline on the timer
-/// task (`.taskContext`), then waits for the trailing run.
+/// `calls` fire-and-forget `debounce` calls on one identifier, then waits for the trailing run.
+/// The operation is `.taskContext`: fired by the timer driver's runner, it runs in a task of
+/// its own that the runner starts (the runner never runs user code).
 func debounceBurst(calls: Int, identifier: String, duration: Duration) async -> BurstResult {
     let registry = TempoRegistry.shared
     let log = RunLog()

@@ -12,8 +12,11 @@ struct LatenessResult {
 /// deadline a bare `ContinuousClock` sleep returns, sampled alternately in the same run.
 ///
 /// Both deadlines are "the instant read just before the call, plus `delay`". The debounced
-/// operation runs inline on its timer task (`.taskContext`) and reads the clock first thing;
-/// the bare sleep reads it right after `Task.sleep(until:)` returns.
+/// operation (`.taskContext`) reads the clock first thing; it runs in a task of its own that
+/// the timer driver's runner starts once it has woken for the deadline and the group's timer
+/// has fired, so its lateness is the runner's wake-up, the driver's and the registry's locks,
+/// and one task start. The bare sleep reads the clock right after `Task.sleep(until:)`
+/// returns.
 func measureLateness(samples: Int, delay: Duration) async -> LatenessResult {
     var debounced: [Double] = []
     var slept: [Double] = []

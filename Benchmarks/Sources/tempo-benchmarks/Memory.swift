@@ -10,8 +10,9 @@ import Tempo
 /// earlier benchmarks, and earlier repetitions, leave nothing behind in what they measure.
 enum MemoryChild {
     /// Warms up the runtime and the registry's code paths with `count` short-lived groups made
-    /// at once, so the baseline includes the one-time costs (pool and timer threads, allocator
-    /// arenas, table capacity for that many live groups).
+    /// at once, so the baseline includes the one-time costs (the cooperative pool's threads,
+    /// the timer driver and its runner, allocator arenas, table capacity for that many live
+    /// groups).
     static func warmUp(_ count: Int = 64) async {
         for i in 0..<count {
             debounce(.milliseconds(2), identifier: "warm-\(i)", by: .taskContext) {}
@@ -28,7 +29,8 @@ enum MemoryChild {
         for i in 0..<count {
             debounce(.seconds(3_600), identifier: "live-\(i)", by: .taskContext) {}
         }
-        // Let every group's timer task start and park in its sleep.
+        // Let the timer driver's one runner task start and park in its sleep until the earliest
+        // deadline (the groups' timers are heap entries, not tasks).
         try? await Task.sleep(for: .milliseconds(200))
         guard TempoRegistry.shared.liveKeyCount == count, let after = residentBytes() else {
             return "nan"
@@ -39,9 +41,10 @@ enum MemoryChild {
     /// `count` distinct identifiers, `wave` made live at a time, each debounced with `window`;
     /// the baseline is taken after one warm-up wave. Once all have gone idle: resident growth,
     /// the same after asking the C allocator to trim, the peak growth, the most groups seen
-    /// live at once, and the growth after `cancelAll()` (which frees the registry's table
-    /// storage, since `removeAll()` does not keep capacity) and another trim: what the idle
-    /// tables' capacity was holding.
+    /// live at once, and the growth after `cancelAll()` (which would free any storage the
+    /// registry's tables still held, since `removeAll()` does not keep capacity) and another
+    /// trim. The tables give their storage back as keys go idle, so the last figure is a check:
+    /// it should match the trimmed one.
     static func idle(_ count: Int, wave: Int, window: Duration) async -> String {
         let failed = "nan nan nan nan nan"
         await warmUp(min(wave, 1_000))
@@ -59,7 +62,7 @@ enum MemoryChild {
             peak = max(peak, residentBytes() ?? 0)
             _ = await waitUntil(timeout: .seconds(60)) { TempoRegistry.shared.liveKeyCount == 0 }
         }
-        // Let the finished timer tasks be released.
+        // Let the last operations' tasks finish and be released, and the runner end.
         try? await Task.sleep(for: .milliseconds(100))
         guard TempoRegistry.shared.liveKeyCount == 0, let after = residentBytes() else {
             return failed

@@ -135,3 +135,5 @@ struct DebounceState<Payload> {
         return due
     }
 }
+
+extension DebounceState: Sendable where Payload: Sendable {}

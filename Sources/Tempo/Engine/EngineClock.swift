@@ -46,8 +46,8 @@ package final class WorkToken: Sendable {
     package var isFinished: Bool { finished.load(ordering: .acquiring) }
 }
 
-/// A timer armed by the engine: a sleeping task on an ordinary clock, or a callback held by a
-/// deterministic clock.
+/// A timer armed by the engine: an entry of the registry's ``TimerDriver`` on an ordinary clock,
+/// or a callback held by a deterministic clock.
 enum TimerRef: Sendable {
     case driver(TimerDriver, UInt64)
     case manual(any DeterministicClock, UInt64)

@@ -181,6 +181,25 @@ func ticketTask(
     }
 }
 
+/// What every `Task`-returning overload does: for a duration of zero or less, a task that runs
+/// the operation at once; otherwise a ticket task, whose call `register` hands to the engine
+/// before the task is returned (so the call is applied in call order, stamped at the call).
+func ticketedTask(
+    after duration: Duration,
+    by actorType: ActorType,
+    onError: (@Sendable (any Error) -> Void)?,
+    operation: @escaping @Sendable () async throws -> Void,
+    register: (Operation) -> Void
+) -> Task<Void, Never> {
+    guard duration > .zero else {
+        return immediateTask(by: actorType, onError: onError, operation: operation)
+    }
+    let ticket = Ticket()
+    let task = ticketTask(ticket, by: actorType, onError: onError, operation: operation)
+    register(.ticket(ticket))
+    return task
+}
+
 /// A task that runs `operation` at once on its actor (durations of zero or less).
 func immediateTask(
     by actorType: ActorType,

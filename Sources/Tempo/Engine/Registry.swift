@@ -27,7 +27,9 @@ import Synchronization
 /// while the lock is held.
 ///
 /// Each group has at most one timer. A call that moves the group's deadline later does not
-/// touch the timer: the timer wakes at the old deadline, finds the new one and sleeps again.
+/// touch the timer: the timer fires at the old deadline, finds the new one and is re-armed to
+/// it. On an ordinary clock the timers are entries of one ``TimerDriver`` heap served by one
+/// runner task, so a live group costs no task.
 /// Each timer carries the generation of the group it was armed for; a timer that wakes for a
 /// group that was removed or re-armed since does nothing.
 public final class TempoRegistry: Sendable {
@@ -181,6 +183,33 @@ extension TempoRegistry {
     }
 }
 
+extension TempoRegistry {
+    /// A group's timer fired: applies the state's `fire` transition under the lock (unless the
+    /// timer is stale: another generation), keeps or removes the group, and launches what is
+    /// due outside the lock. Returns when to fire next, or `nil` to end the timer.
+    private func fired<State: Sendable>(
+        _ table: WritableKeyPath<Tables, [GroupKey: Slot<State>]> & Sendable, _ key: GroupKey,
+        generation: UInt64,
+        _ fire: @Sendable (inout State) -> (run: Operation?, next: Duration?)
+    ) -> Duration? {
+        let result = tables.withLock { tables -> (run: Operation?, next: Duration?)? in
+            guard var slot = tables[keyPath: table][key], slot.generation == generation else {
+                return nil
+            }
+            let result = fire(&slot.state)
+            if let next = result.next {
+                slot.timerDeadline = next
+                tables[keyPath: table][key] = slot
+            } else {
+                tables[keyPath: table].removeLive(key)
+            }
+            return result
+        }
+        result?.run?.launch(clock)
+        return result?.next
+    }
+}
+
 // MARK: - Debounce
 
 extension TempoRegistry {
@@ -210,21 +239,10 @@ extension TempoRegistry {
     }
 
     private func debounceFired(_ key: GroupKey, generation: UInt64, at now: Duration) -> Duration? {
-        let result = tables.withLock { tables -> DebounceState<Operation>.FireResult? in
-            guard var slot = tables.debounces[key], slot.generation == generation else {
-                return nil
-            }
-            let result = slot.state.fire(at: now)
-            if let next = result.next {
-                slot.timerDeadline = next
-                tables.debounces[key] = slot
-            } else {
-                tables.debounces.removeLive(key)
-            }
-            return result
+        fired(\.debounces, key, generation: generation) {
+            let result = $0.fire(at: now)
+            return (result.run, result.next)
         }
-        result?.run?.launch(clock)
-        return result?.next
     }
 
     private func withdraw(_ ticket: Ticket, debounce key: GroupKey) {
@@ -266,21 +284,10 @@ extension TempoRegistry {
     }
 
     private func throttleFired(_ key: GroupKey, generation: UInt64, at now: Duration) -> Duration? {
-        let result = tables.withLock { tables -> ThrottleState<Operation>.FireResult? in
-            guard var slot = tables.throttles[key], slot.generation == generation else {
-                return nil
-            }
-            let result = slot.state.fire(at: now)
-            if let next = result.next {
-                slot.timerDeadline = next
-                tables.throttles[key] = slot
-            } else {
-                tables.throttles.removeLive(key)
-            }
-            return result
+        fired(\.throttles, key, generation: generation) {
+            let result = $0.fire(at: now)
+            return (result.run, result.next)
         }
-        result?.run?.launch(clock)
-        return result?.next
     }
 
     private func withdraw(_ ticket: Ticket, throttle key: GroupKey) {

@@ -115,3 +115,5 @@ struct ThrottleState<Payload> {
         return run
     }
 }
+
+extension ThrottleState: Sendable where Payload: Sendable {}

@@ -92,6 +92,9 @@ final class TimerDriver: Sendable {
     /// How many heap nodes are held, stale ones included (for tests of compaction).
     var heapSize: Int { state.withLock { $0.heap.count } }
 
+    /// How many timers the timer table has room for (for tests of compaction).
+    var tableCapacity: Int { state.withLock { $0.timers.capacity } }
+
     /// Whether a runner task exists.
     var hasRunner: Bool { state.withLock { $0.runner != nil } }
 
@@ -117,12 +120,15 @@ final class TimerDriver: Sendable {
                     }
                     guard top.deadline <= current else { break }
                     Self.popMin(&state.heap)
-                    state.timers[top.id] = nil
+                    state.timers.removeLive(top.id)
                     due.append((top.id, timer))
                 }
                 if due.isEmpty, state.heap.isEmpty {
+                    // Idle: end the runner and give the storage of the busiest moment back.
                     state.runner = nil
                     state.runnerWakesAt = nil
+                    state.heap = []
+                    state.timers = [:]
                     return nil
                 }
                 state.runnerWakesAt = due.isEmpty ? state.heap.first?.deadline : nil
