@@ -28,7 +28,7 @@ import Synchronization
 ///
 /// Each group has at most one timer. A call that moves the group's deadline later does not
 /// touch the timer: the timer fires at the old deadline, finds the new one and is re-armed to
-/// it. On an ordinary clock the timers are entries of one ``TimerDriver`` heap served by one
+/// it. On an ordinary clock the timers are entries of one `TimerDriver` heap served by one
 /// runner task, so a live group costs no task.
 /// Each timer carries the generation of the group it was armed for; a timer that wakes for a
 /// group that was removed or re-armed since does nothing.
