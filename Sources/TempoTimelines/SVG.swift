@@ -150,7 +150,7 @@ enum SVG {
             case .droppedCall: ("#ffffff", faint, faint, " stroke-dasharray=\"3 2\"")
             case .run: (accent, accent, "#ffffff", "")
             case .failure: (failureFill, failureFill, "#ffffff", "")
-            case .window, .pending, .wait: (windowFill, accent, ink, "")
+            case .window, .pending, .wait, .work: (windowFill, accent, ink, "")
             }
         return [
             "<circle cx=\"\(cx)\" cy=\"\(cy)\" r=\"\(radius)\" fill=\"\(fill)\" stroke=\"\(stroke)\" "
@@ -170,7 +170,7 @@ enum SVG {
             case .window: (windowFill, "#9ec5f4", ink)
             case .pending: (pendingFill, "#c9961f", ink)
             case .wait: (waitFill, "#c4ccd4", muted)
-            case .run, .call: (accent, accent, "#ffffff")
+            case .run, .call, .work: (accent, accent, "#ffffff")
             case .failure: (failureFill, failureFill, "#ffffff")
             case .droppedCall: ("#ffffff", faint, faint)
             }
@@ -201,12 +201,13 @@ enum SVG {
                 "<circle cx=\"\(cx)\" cy=\"\(cy)\" r=\"6\" fill=\"\(fill)\" stroke=\"\(stroke)\" "
                     + "stroke-width=\"1.5\"\(dash)/>"
             ]
-        case .window, .pending, .wait, .failure:
+        case .window, .pending, .wait, .failure, .work:
             let (fill, stroke) =
                 switch style {
                 case .window: (windowFill, "#9ec5f4")
                 case .pending: (pendingFill, "#c9961f")
                 case .wait: (waitFill, "#c4ccd4")
+                case .work: (accent, accent)
                 default: (failureFill, failureFill)
                 }
             return [

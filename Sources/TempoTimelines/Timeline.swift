@@ -53,8 +53,10 @@ enum Style {
     case call
     /// A call whose operation never ran (dropped or replaced).
     case droppedCall
-    /// An operation running.
+    /// An operation running, at an instant.
     case run
+    /// An operation running, over a span of time.
+    case work
     /// A window that is open, or a quiet period, with nothing waiting.
     case window
     /// A call waiting to run.
