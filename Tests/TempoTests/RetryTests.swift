@@ -99,11 +99,11 @@ import Testing
                 shouldRetry: { _ in
                     asked.set()
                     return true
-                }
-            ) {
-                attempts.append(1)
-                throw CancellationError()
-            }
+                },
+                operation: {
+                    attempts.append(1)
+                    throw CancellationError()
+                })
         }
         #expect(attempts.count == 1)
         #expect(!asked.isSet)
@@ -247,11 +247,11 @@ import Testing
                 hooks.append(attempt)
                 waits.append(delay)
                 #expect((error as? Boom)?.attempt ?? attempt == attempt)
-            }, clock: clock
-        ) { () async throws -> Void in
-            starts.append(clock.now.offset)
-            throw error(starts.count)
-        }
+            }, clock: clock,
+            operation: { () async throws -> Void in
+                starts.append(clock.now.offset)
+                throw error(starts.count)
+            })
         return (waits.all, starts.all, hooks.all)
     }
 
@@ -458,11 +458,11 @@ struct Unavailable: RetryAfterProviding, Equatable {
                 shouldRetry: { error in
                     asked.append((error as? Boom)?.attempt ?? -1)
                     return false
-                }, clock: ImmediateClock()
-            ) {
-                attempts.append(1)
-                throw Boom(attempt: 1)
-            }
+                }, clock: ImmediateClock(),
+                operation: {
+                    attempts.append(1)
+                    throw Boom(attempt: 1)
+                })
         }
         #expect(attempts.count == 1)
         #expect(asked.all == [1])
@@ -473,11 +473,11 @@ struct Unavailable: RetryAfterProviding, Equatable {
         await #expect(throws: Boom(attempt: 3)) {
             try await retry(
                 9, backoff: .constant(.seconds(1)),
-                shouldRetry: { ($0 as? Boom)?.attempt ?? 0 < 3 }, clock: ImmediateClock()
-            ) {
-                attempts.append(1)
-                throw Boom(attempt: attempts.count)
-            }
+                shouldRetry: { ($0 as? Boom)?.attempt ?? 0 < 3 }, clock: ImmediateClock(),
+                operation: {
+                    attempts.append(1)
+                    throw Boom(attempt: attempts.count)
+                })
         }
         #expect(attempts.count == 3)
     }
@@ -487,11 +487,11 @@ struct Unavailable: RetryAfterProviding, Equatable {
         let value = try await retry(
             3, backoff: .linear(initial: .seconds(1)),
             onRetry: { attempt, error, delay in told.append("\(attempt) \(error) \(delay)") },
-            clock: ImmediateClock()
-        ) {
-            if told.count < 2 { throw Boom(attempt: told.count + 1) }
-            return "done"
-        }
+            clock: ImmediateClock(),
+            operation: {
+                if told.count < 2 { throw Boom(attempt: told.count + 1) }
+                return "done"
+            })
         #expect(value == "done")
         #expect(told.all == ["1 boom 1 1.0 seconds", "2 boom 2 2.0 seconds"])
     }
