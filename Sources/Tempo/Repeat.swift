@@ -139,7 +139,8 @@ private struct RepeatPlan: Sendable {
     let onError: (@Sendable (any Error) -> Void)?
 }
 
-/// Registers the loop and starts its task. The start instant is read here, at the call.
+/// Registers the loop and starts its task. The start instant is read here, at the call, and
+/// the first tick is armed here too.
 private func startRepeat(
     _ plan: RepeatPlan,
     clock: HelperClock,
@@ -158,60 +159,71 @@ private func startRepeat(
     let id = site.begin(
         .repeat, in: registry,
         state: .repeating(runs: 0, nextRunAt: clock.registryInstant(first)))
-    // On a manual clock, advancing waits for this loop whenever it is awake.
-    let token = clock.engine.beginWork()
+    let ticks = TickWaiter(clock.engine)
+    // Running at once: on a manual clock, advancing waits for this first iteration.
+    let token = plan.startingImmediately ? clock.engine.beginWork() : nil
+    if !plan.startingImmediately { ticks.arm(at: first) }
     let task = Task {
-        await WorkToken.$current.withValue(token) {
-            await runLoop(
-                plan, start: start, clock: clock, id: id, control: control, operation: operation)
-        }
+        let held = await runLoop(
+            plan, start: start, clock: clock, ticks: ticks, token: token, id: id,
+            control: control, operation: operation)
         registry.endWork(id)
         if let name = site.identifier {
             NamedRepeats.remove(name, in: registry, ifCurrent: control)
         }
-        token?.finish()
+        held?.finish()
     }
     control.attach(task)
     return task
 }
 
-/// The loop: wait for the next tick, run, repeat.
+/// The loop: wait for the tick, run, arm the next tick. Returns the work token it still holds.
 private func runLoop(
     _ plan: RepeatPlan,
     start: Duration,
     clock: HelperClock,
+    ticks: TickWaiter,
+    token: WorkToken?,
     id: UInt64,
     control: RepeatControl,
     operation: @escaping @Sendable () async throws -> Void
-) async {
+) async -> WorkToken? {
     let registry = clock.registry
+    var token = token
     var runs = 0
     var tick: Int128 = plan.startingImmediately ? 0 : 1
-    var next = gridTick(start: start, interval: plan.interval, index: tick)
+    if !plan.startingImmediately {
+        do { token = try await ticks.wait() } catch { return nil }
+    }
     while true {
-        registry.updateWork(
-            id, .repeating(runs: runs, nextRunAt: clock.registryInstant(next)))
-        do { try await clock.sleep(until: next) } catch { return }
-        guard control.claimRun() else { return }
+        guard control.claimRun() else { return token }
         registry.updateWork(id, .repeating(runs: runs, nextRunAt: nil))
         do {
-            try await plan.actorType.run(operation)
+            try await WorkToken.$current.withValue(token) {
+                try await plan.actorType.run(operation)
+            }
         } catch is CancellationError {
-            return
+            return token
         } catch {
             plan.onError?(error)
-            return
+            return token
         }
         runs += 1
-        if let limit = plan.limit, runs >= limit { return }
-        let now = clock.now()
+        if let limit = plan.limit, runs >= limit { return token }
+        let next: Duration
         switch plan.mode {
         case .fixedDelay:
-            next = now.adding(plan.interval)
+            next = clock.now().adding(plan.interval)
         case .fixedRate:
-            tick = max(tick + 1, ticksUntil(now, start: start, interval: plan.interval))
+            tick = max(tick + 1, ticksUntil(clock.now(), start: start, interval: plan.interval))
             next = gridTick(start: start, interval: plan.interval, index: tick)
         }
+        registry.updateWork(id, .repeating(runs: runs, nextRunAt: clock.registryInstant(next)))
+        // A tick that is already due runs now, without a round trip through the clock.
+        if next <= clock.now() { continue }
+        ticks.arm(at: next)
+        token?.finish()
+        do { token = try await ticks.wait() } catch { return nil }
     }
 }
 
