@@ -6,10 +6,21 @@
 public enum RepeatMode: Sendable, Hashable {
     /// The next wait starts when an iteration ends: iterations are `interval` apart from end to
     /// start, so a slow iteration pushes every later one back. The default.
+    ///
+    /// ```swift
+    /// // a 300 ms iteration every second: runs at 1 s, 2.3 s, 3.6 s, ...
+    /// `repeat`(every: .seconds(1), mode: .fixedDelay) { try await sync() }
+    /// ```
     case fixedDelay
     /// Iterations start on the grid `start + n × interval`, `start` being the call. An
-    /// iteration that overruns one or more ticks makes the loop skip them (it runs at the next
-    /// tick not yet passed, never several back to back), so the loop never drifts.
+    /// iteration that overruns one or more ticks makes the loop skip them: the next iteration
+    /// starts at the first tick at or after the overrun's end, never several back to back.
+    /// Ticks are computed from `start`, not from the previous run, so the loop never drifts.
+    ///
+    /// ```swift
+    /// // a 300 ms iteration every second: runs at 1 s, 2 s, 3 s, ...
+    /// `repeat`(every: .seconds(1), mode: .fixedRate) { try await sync() }
+    /// ```
     case fixedRate
 }
 

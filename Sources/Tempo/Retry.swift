@@ -7,6 +7,10 @@
 /// ```
 public enum RetryError: Error, Equatable, Hashable, Sendable {
     /// `maxAttempts` was zero or negative; the associated value is what was passed.
+    ///
+    /// ```swift
+    /// try await retry(0) { 1 }  // throws RetryError.invalidAttemptCount(0)
+    /// ```
     case invalidAttemptCount(Int)
 }
 
@@ -24,6 +28,10 @@ public enum RetryError: Error, Equatable, Hashable, Sendable {
 /// ```
 public protocol RetryAfterProviding: Error {
     /// How long the server asked to wait, or `nil` to use the backoff.
+    ///
+    /// ```swift
+    /// var retryAfter: Duration? { seconds.map { .seconds($0) } }
+    /// ```
     var retryAfter: Duration? { get }
 }
 

@@ -10,6 +10,11 @@
 public enum TimeoutError: Error, Equatable, Hashable, Sendable {
     /// The operation did not finish within the associated duration (for the deadline form,
     /// the time from the call to the deadline).
+    ///
+    /// ```swift
+    /// try await timeout(.milliseconds(500)) { try await slow() }
+    /// // throws TimeoutError.timedOut(.milliseconds(500)) if slow() takes longer
+    /// ```
     case timedOut(Duration)
 }
 

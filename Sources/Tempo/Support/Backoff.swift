@@ -19,8 +19,16 @@ public struct RetryBackoff: Sendable, Hashable {
     }
 
     /// The first wait (after the first failure). Zero or negative waits retry at once.
+    ///
+    /// ```swift
+    /// RetryBackoff.linear(initial: .seconds(1)).initial  // 1 s
+    /// ```
     public let initial: Duration
     /// The longest wait, if any. It also caps a retry-after delay supplied by an error.
+    ///
+    /// ```swift
+    /// RetryBackoff.exponential(initial: .seconds(1), maximum: .seconds(30)).maximum  // 30 s
+    /// ```
     public let maximum: Duration?
     let growth: Growth
 
