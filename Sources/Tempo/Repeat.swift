@@ -173,11 +173,16 @@ private func startRepeat(
     let ticks = TickWaiter(clock.engine)
     // Running at once: on a manual clock, advancing waits for this first iteration.
     let token = plan.startingImmediately ? clock.engine.beginWork() : nil
-    if !plan.startingImmediately { ticks.arm(at: first) }
+    if plan.startingImmediately {
+        ticks.holdAdvances(at: start)
+    } else {
+        ticks.arm(at: first)
+    }
     let task = Task {
         let held = await runLoop(
             plan, start: start, clock: clock, ticks: ticks, token: token, id: id,
             control: control, operation: operation)
+        ticks.releaseAdvances()
         registry.endWork(id)
         if let name = site.identifier {
             NamedRepeats.remove(name, in: registry, ifCurrent: control)
@@ -233,6 +238,7 @@ private func runLoop(
         // A tick that is already due runs now, without a round trip through the clock.
         if next <= clock.now() { continue }
         ticks.arm(at: next)
+        ticks.releaseAdvances()
         token?.finish()
         do { token = try await ticks.wait() } catch { return nil }
     }

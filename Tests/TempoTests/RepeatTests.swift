@@ -33,6 +33,32 @@ import Testing
         }
     }
 
+    @Test func startingImmediatelyKeepsItsTimeWhenTheClockIsAdvancedRightAway() async {
+        await onManualClock { clock, registry in
+            let runs = Log<Duration>()
+            let task = `repeat`(
+                every: .seconds(1), times: 3, startingImmediately: true, by: .taskContext
+            ) { runs.append(registry.now) }
+            await clock.advance(by: .seconds(2))
+            await task.value
+            #expect(runs.all == [.zero, .seconds(1), .seconds(2)])
+        }
+    }
+
+    @Test func startingImmediatelyRunsWithoutAnyAdvance() async {
+        await onManualClock { clock, registry in
+            let ran = Flag()
+            let task = `repeat`(every: .seconds(1), startingImmediately: true, by: .taskContext) {
+                ran.set()
+            }
+            for _ in 0..<100_000 where !ran.isSet { await Task.yield() }
+            #expect(ran.isSet)
+            #expect(registry.now == .zero)
+            task.cancel()
+            await task.value
+        }
+    }
+
     @Test func timesNilRepeatsUntilCancelled() async {
         await onManualClock { clock, registry in
             let runs = Log<Duration>()

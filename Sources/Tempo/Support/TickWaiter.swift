@@ -15,6 +15,7 @@ final class TickWaiter: Sendable {
         var token: WorkToken?
         var waiter: CheckedContinuation<WorkToken?, any Error>?
         var cancelled = false
+        var hold: UInt64?
     }
 
     private let clock: EngineClock
@@ -42,6 +43,21 @@ final class TickWaiter: Sendable {
             return false
         }
         if stale { host.cancelTimer(id) }
+    }
+
+    /// For a loop that runs at once: on a deterministic clock, makes an advance that starts
+    /// before that first run is over wait for it (a timer due now, whose firing makes the
+    /// advance settle), so the run happens at the call's time, not after the clock has moved.
+    func holdAdvances(at now: Duration) {
+        guard let host = clock.host else { return }
+        let id = host.scheduleTimer(at: now) { _ in nil }
+        state.withLock { $0.hold = id }
+    }
+
+    /// Ends ``holdAdvances(at:)``.
+    func releaseAdvances() {
+        guard let host = clock.host, let id = state.withLock({ $0.hold.take() }) else { return }
+        host.cancelTimer(id)
     }
 
     /// Waits for the armed tick; returns the work token to finish once the loop waits again
