@@ -1,3 +1,4 @@
+import Synchronization
 import Tempo
 import TempoTesting
 import Testing
@@ -119,6 +120,21 @@ import Testing
             gate.open()
             await #expect(throws: CancellationError.self) { try await task.value }
         }
+    }
+
+    @Test func aValueThatArrivesAfterTheCallerWasCancelledIsDiscarded() async {
+        let handle = Mutex<Task<Int, any Error>?>(nil)
+        let gate = Gate()
+        let task = Task {
+            await gate.wait()
+            return try await timeout(.seconds(10)) {
+                handle.withLock { $0 }?.cancel()  // the caller is cancelled...
+                return 1  // ...and the value comes anyway
+            }
+        }
+        handle.withLock { $0 = task }
+        gate.open()
+        await #expect(throws: CancellationError.self) { try await task.value }
     }
 
     @Test func anAlreadyCancelledCallerDoesNotRunTheOperation() async {
