@@ -128,15 +128,19 @@ import Testing
 
     @Test func cancellingDuringAnAttemptThrowsCancellationErrorNotTheAttemptsError() async {
         let attempts = Log<Int>()
+        let told = Log<Int>()
         let task = Task {
-            try await retry(3, every: .zero) {
-                attempts.append(1)
-                withUnsafeCurrentTask { $0?.cancel() }
-                throw Boom(attempt: 1)
-            }
+            try await retry(
+                3, backoff: .constant(.zero), onRetry: { attempt, _, _ in told.append(attempt) },
+                operation: {
+                    attempts.append(1)
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    throw Boom(attempt: 1)
+                })
         }
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(attempts.count == 1)
+        #expect(told.all == [])  // a cancelled caller is not retried, so nothing to announce
     }
 
     @Test func cancellingDuringASleepingAttemptStopsIt() async {
