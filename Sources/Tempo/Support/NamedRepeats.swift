@@ -34,23 +34,14 @@ final class RepeatControl: Sendable {
     }
 }
 
-/// The running named repeats of every registry, keyed by registry and name. An entry lives
-/// only while its loop runs, and the loop keeps its registry alive, so the registry's
-/// `ObjectIdentifier` cannot be reused while an entry names it.
+/// The running named repeats of a registry, kept in the registry itself (its
+/// ``TempoRegistry/repeatsByName`` table): an entry lives only while its loop runs.
 enum NamedRepeats {
-    private struct Key: Hashable {
-        let registry: ObjectIdentifier
-        let name: String
-    }
-
-    private static let table = Lock<[Key: RepeatControl]>([:])
-
     /// Makes `control` (or nothing) the loop named `name` and cancels the loop it replaces.
     static func replace(_ name: String, in registry: TempoRegistry, with control: RepeatControl?) {
-        let key = Key(registry: ObjectIdentifier(registry), name: name)
-        let old = table.withLock { table in
-            if let control { return table.updateValue(control, forKey: key) }
-            return table.removeValue(forKey: key)
+        let old = registry.repeatsByName.withLock { table in
+            if let control { return table.updateValue(control, forKey: name) }
+            return table.removeLive(name)
         }
         old?.cancel()
     }
@@ -58,23 +49,20 @@ enum NamedRepeats {
     /// Removes the entry for `name` if it is still `control`'s.
     static func remove(_ name: String, in registry: TempoRegistry, ifCurrent control: RepeatControl)
     {
-        let key = Key(registry: ObjectIdentifier(registry), name: name)
-        table.withLock { table in
-            if table[key] === control { table[key] = nil }
+        registry.repeatsByName.withLock { table in
+            if table[name] === control { table.removeLive(name) }
         }
     }
 
     /// Cancels the loop named `name`; returns whether one was running.
     static func cancel(_ name: String, in registry: TempoRegistry) -> Bool {
-        let key = Key(registry: ObjectIdentifier(registry), name: name)
-        let control = table.withLock { $0.removeValue(forKey: key) }
+        let control = registry.repeatsByName.withLock { $0.removeLive(name) }
         control?.cancel()
         return control != nil
     }
 
     /// Whether a loop named `name` is running.
     static func contains(_ name: String, in registry: TempoRegistry) -> Bool {
-        let key = Key(registry: ObjectIdentifier(registry), name: name)
-        return table.withLock { $0[key] != nil }
+        registry.repeatsByName.withLock { $0[name] != nil }
     }
 }
