@@ -26,9 +26,17 @@ import Tempo
 /// }
 /// ```
 ///
-/// Code that sleeps on the clock directly (`try await clock.sleep(for:)`) is resumed by
-/// ``advance(by:)`` but not waited for: use ``waitForSleepers(_:)`` to wait until such a task
-/// is asleep again before advancing further.
+/// `repeat` is driven by ``advance(by:)`` alone, like debounce and throttle. `retry`,
+/// `timeout`, `time`, `sleep`, and any code that sleeps on the clock directly
+/// (`try await clock.sleep(for:)`) run in their caller's task: ``advance(by:)`` resumes them but
+/// does not wait for what they do next. Start such work in a task and call
+/// ``waitForSleepers(_:)`` before each advance:
+///
+/// ```swift
+/// let call = Task { try await retry(3, every: .seconds(1), clock: clock) { try await api.ping() } }
+/// await clock.waitForSleepers(1)      // the first attempt failed; the retry waits
+/// await clock.advance(by: .seconds(1))
+/// ```
 ///
 /// Its ``minimumResolution`` is one nanosecond, so arithmetic that divides by a clock's
 /// resolution stays finite.

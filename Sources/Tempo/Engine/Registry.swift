@@ -36,6 +36,8 @@ public final class TempoRegistry: Sendable {
     let clock: EngineClock
     private let tables = Lock(Tables())
     private let timerCount = Atomic<Int>(0)
+    /// The running named `repeat` loops, by name.
+    let repeatsByName = Lock<[String: RepeatControl]>([:])
 
     /// A registry whose timing runs on `clock`.
     ///

@@ -1,0 +1,216 @@
+/// The error `retry` throws, before running anything, when its arguments are invalid.
+///
+/// ```swift
+/// do { _ = try await retry(0) { try await ping() } } catch RetryError.invalidAttemptCount(let n) {
+///     print("bad attempt count \(n)")
+/// }
+/// ```
+public enum RetryError: Error, Equatable, Hashable, Sendable {
+    /// `maxAttempts` was zero or negative; the associated value is what was passed.
+    ///
+    /// ```swift
+    /// try await retry(0) { 1 }  // throws RetryError.invalidAttemptCount(0)
+    /// ```
+    case invalidAttemptCount(Int)
+}
+
+/// An error that says how long to wait before trying again, such as an HTTP 503 or 429 with a
+/// `Retry-After` header.
+///
+/// When an attempt of `retry` fails with such an error and ``retryAfter`` is not `nil`, that
+/// delay replaces the backoff and jitter for this one wait, capped by the backoff's
+/// ``RetryBackoff/maximum`` (a negative value retries at once).
+///
+/// ```swift
+/// struct ServiceUnavailable: RetryAfterProviding {
+///     var retryAfter: Duration?   // parsed from the Retry-After header
+/// }
+/// ```
+public protocol RetryAfterProviding: Error {
+    /// How long the server asked to wait, or `nil` to use the backoff.
+    ///
+    /// ```swift
+    /// var retryAfter: Duration? { seconds.map { .seconds($0) } }
+    /// ```
+    var retryAfter: Duration? { get }
+}
+
+/// Runs `operation` until it succeeds, at most `maxAttempts` times in all, waiting `delay`
+/// after each failure that has attempts left, on the current registry's clock.
+///
+/// `retry(3, every: .milliseconds(300))` is three attempts: the first at once, the next two
+/// each 300 ms after a failure. The first success returns; after the last failure its error is
+/// thrown. `CancellationError` is never retried; cancelling the caller during an attempt or a
+/// wait throws `CancellationError`. Attempts never overlap. `maxAttempts <= 0` throws
+/// ``RetryError/invalidAttemptCount(_:)`` without running. A zero or negative delay retries at
+/// once. An error conforming to ``RetryAfterProviding`` chooses its own wait.
+///
+/// The retry appears in ``TempoRegistry/snapshot()`` under its call site while it runs.
+///
+/// ```swift
+/// let user = try await retry(3, every: .milliseconds(300)) { try await api.user(id) }
+/// ```
+public func retry<Value>(
+    _ maxAttempts: Int = 3,
+    every delay: Duration = .seconds(1),
+    isolation: isolated (any Actor)? = #isolation,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: () async throws -> Value
+) async throws -> Value {
+    var random = SystemRandomNumberGenerator()
+    return try await runRetry(
+        maxAttempts: maxAttempts, backoff: .constant(delay), jitter: .none, random: &random,
+        shouldRetry: nil, onRetry: nil, clock: HelperClock(),
+        site: HelperSite(fileID, line, column), operation: operation)
+}
+
+/// ``retry(_:every:isolation:fileID:line:column:operation:)`` on `clock`.
+///
+/// ```swift
+/// let clock = ManualClock()
+/// let value = try await retry(3, every: .seconds(1), clock: clock) { try await flaky() }
+/// ```
+public func retry<Value>(
+    _ maxAttempts: Int = 3,
+    every delay: Duration = .seconds(1),
+    clock: some Clock<Duration>,
+    isolation: isolated (any Actor)? = #isolation,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: () async throws -> Value
+) async throws -> Value {
+    var random = SystemRandomNumberGenerator()
+    return try await runRetry(
+        maxAttempts: maxAttempts, backoff: .constant(delay), jitter: .none, random: &random,
+        shouldRetry: nil, onRetry: nil, clock: HelperClock(clock),
+        site: HelperSite(fileID, line, column), operation: operation)
+}
+
+/// Runs `operation` until it succeeds, at most `maxAttempts` times in all, waiting after each
+/// failure as `backoff` and `jitter` say, on the current registry's clock.
+///
+/// - A failure is retried when attempts are left and `shouldRetry` (default: always) says so;
+///   `CancellationError` never is, whatever `shouldRetry` says, and cancelling the caller during
+///   an attempt or a wait throws `CancellationError`.
+/// - Before each wait `onRetry` is told the attempt that failed (1-based), its error and the
+///   wait chosen.
+/// - An error conforming to ``RetryAfterProviding`` with a non-`nil` delay sets that wait
+///   itself, capped by `backoff`'s maximum.
+/// - `random` is copied for this call; pass a seeded generator for a reproducible schedule.
+///
+/// ```swift
+/// let data = try await retry(
+///     5,
+///     backoff: .exponential(initial: .milliseconds(200), multiplier: 2, maximum: .seconds(5)),
+///     jitter: .equal,
+///     shouldRetry: { !($0 is DecodingError) },
+///     onRetry: { attempt, error, wait in log("attempt \(attempt) failed: \(error); in \(wait)") }
+/// ) {
+///     try await api.download(url)
+/// }
+/// ```
+public func retry<Value>(
+    _ maxAttempts: Int = 3,
+    backoff: RetryBackoff,
+    jitter: RetryJitter = .none,
+    random: some RandomNumberGenerator = SystemRandomNumberGenerator(),
+    shouldRetry: ((any Error) -> Bool)? = nil,
+    onRetry: ((_ attempt: Int, _ error: any Error, _ delay: Duration) -> Void)? = nil,
+    isolation: isolated (any Actor)? = #isolation,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: () async throws -> Value
+) async throws -> Value {
+    var random = random
+    return try await runRetry(
+        maxAttempts: maxAttempts, backoff: backoff, jitter: jitter, random: &random,
+        shouldRetry: shouldRetry, onRetry: onRetry, clock: HelperClock(),
+        site: HelperSite(fileID, line, column), operation: operation)
+}
+
+/// ``retry(_:backoff:jitter:random:shouldRetry:onRetry:isolation:fileID:line:column:operation:)``
+/// on `clock`.
+///
+/// ```swift
+/// let clock = ManualClock()
+/// let task = Task {
+///     try await retry(4, backoff: .linear(initial: .seconds(1)), clock: clock) { try await f() }
+/// }
+/// ```
+public func retry<Value>(
+    _ maxAttempts: Int = 3,
+    backoff: RetryBackoff,
+    jitter: RetryJitter = .none,
+    random: some RandomNumberGenerator = SystemRandomNumberGenerator(),
+    shouldRetry: ((any Error) -> Bool)? = nil,
+    onRetry: ((_ attempt: Int, _ error: any Error, _ delay: Duration) -> Void)? = nil,
+    clock: some Clock<Duration>,
+    isolation: isolated (any Actor)? = #isolation,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: () async throws -> Value
+) async throws -> Value {
+    var random = random
+    return try await runRetry(
+        maxAttempts: maxAttempts, backoff: backoff, jitter: jitter, random: &random,
+        shouldRetry: shouldRetry, onRetry: onRetry, clock: HelperClock(clock),
+        site: HelperSite(fileID, line, column), operation: operation)
+}
+
+/// The one retry loop behind every overload.
+private func runRetry<Value>(
+    isolation: isolated (any Actor)? = #isolation,
+    maxAttempts: Int,
+    backoff: RetryBackoff,
+    jitter: RetryJitter,
+    random: inout some RandomNumberGenerator,
+    shouldRetry: ((any Error) -> Bool)?,
+    onRetry: ((Int, any Error, Duration) -> Void)?,
+    clock: HelperClock,
+    site: HelperSite,
+    operation: () async throws -> Value
+) async throws -> Value {
+    guard maxAttempts > 0 else { throw RetryError.invalidAttemptCount(maxAttempts) }
+    let registry = clock.registry
+    var attempt = 1
+    let id = site.begin(
+        .retry, in: registry,
+        state: .retrying(attempt: attempt, maxAttempts: maxAttempts, waitingUntil: nil))
+    defer { registry.endWork(id) }
+    var previous = max(backoff.initial, .zero)
+    while true {
+        do {
+            try Task.checkCancellation()
+            return try await operation()
+        } catch {
+            if error is CancellationError { throw error }
+            if Task.isCancelled { throw CancellationError() }
+            guard attempt < maxAttempts, shouldRetry?(error) ?? true else { throw error }
+            var wait = jitter.delay(
+                forRetry: attempt, backoff: backoff, previous: previous, using: &random)
+            if let provider = error as? any RetryAfterProviding, let after = provider.retryAfter {
+                wait = min(max(after, .zero), backoff.cap)
+            }
+            previous = wait
+            onRetry?(attempt, error, wait)
+            if wait > .zero {
+                let deadline = clock.now().adding(wait)
+                registry.updateWork(
+                    id,
+                    .retrying(
+                        attempt: attempt, maxAttempts: maxAttempts,
+                        waitingUntil: clock.registryInstant(deadline)))
+                try await clock.sleep(until: deadline)
+            }
+            try Task.checkCancellation()
+            attempt += 1
+            registry.updateWork(
+                id, .retrying(attempt: attempt, maxAttempts: maxAttempts, waitingUntil: nil))
+        }
+    }
+}

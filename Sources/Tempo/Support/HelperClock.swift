@@ -1,0 +1,62 @@
+/// The clock a wrapping helper (`repeat`, `retry`, `timeout`, `time`) runs on, and the registry
+/// it shows itself in.
+///
+/// Without an explicit clock the helper uses the registry's own clock, so a test that makes a
+/// `ManualClock` registry current drives code that calls the plain free functions. With an
+/// explicit clock, instants are translated to the registry's clock for the snapshot.
+struct HelperClock: Sendable {
+    let engine: EngineClock
+    let registry: TempoRegistry
+    private let sharesRegistryClock: Bool
+
+    /// The current registry and its clock.
+    init(registry: TempoRegistry = .current) {
+        self.engine = registry.clock
+        self.registry = registry
+        self.sharesRegistryClock = true
+    }
+
+    /// `clock`, shown in the current registry.
+    init<C: Clock>(_ clock: C, registry: TempoRegistry = .current) where C.Duration == Duration {
+        self.engine = EngineClock(clock)
+        self.registry = registry
+        self.sharesRegistryClock = false
+    }
+
+    /// The time since this clock's origin.
+    func now() -> Duration { engine.now() }
+
+    /// `instant` of this clock as an instant of the registry's clock, for the snapshot.
+    func registryInstant(_ instant: Duration) -> Duration {
+        if sharesRegistryClock { return instant }
+        return registry.now.adding(instant.subtracting(engine.now()))
+    }
+
+    /// Sleeps until `deadline` in bounded steps; throws `CancellationError` when cancelled.
+    func sleep(until deadline: Duration) async throws {
+        try await engine.sleep(until: deadline)
+    }
+}
+
+/// Where a helper was called: the key it is shown under in the snapshot.
+struct HelperSite: Sendable {
+    let identifier: String?
+    let fileID: StaticString
+    let line: UInt
+    let column: UInt
+
+    init(identifier: String? = nil, _ fileID: StaticString, _ line: UInt, _ column: UInt) {
+        self.identifier = identifier
+        self.fileID = fileID
+        self.line = line
+        self.column = column
+    }
+
+    /// Registers work of `kind` in `registry`: a lock, no await, no task.
+    func begin(
+        _ kind: TempoSnapshot.Kind, in registry: TempoRegistry, state: TempoSnapshot.State
+    ) -> UInt64 {
+        registry.beginWork(
+            kind, identifier: identifier, fileID: fileID, line: line, column: column, state: state)
+    }
+}

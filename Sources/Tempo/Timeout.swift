@@ -1,0 +1,150 @@
+/// The error `timeout` throws when its time runs out before the operation finishes.
+///
+/// ```swift
+/// do {
+///     _ = try await timeout(.seconds(2)) { try await api.slowReport() }
+/// } catch TimeoutError.timedOut(let limit) {
+///     print("gave up after \(limit)")
+/// }
+/// ```
+public enum TimeoutError: Error, Equatable, Hashable, Sendable {
+    /// The operation did not finish within the associated duration (for the deadline form,
+    /// the time from the call to the deadline).
+    ///
+    /// ```swift
+    /// try await timeout(.milliseconds(500)) { try await slow() }
+    /// // throws TimeoutError.timedOut(.milliseconds(500)) if slow() takes longer
+    /// ```
+    case timedOut(Duration)
+}
+
+/// Runs `operation` with a time limit on the current registry's clock.
+///
+/// Returns the operation's value, or rethrows its error, whichever comes first. If `duration`
+/// passes first, cancels the operation, waits for it to finish unwinding, and throws
+/// ``TimeoutError/timedOut(_:)`` with `duration`; a late result of an operation that ignores
+/// cancellation is discarded. A `duration` of zero or less throws at once without running the
+/// operation. Cancelling the caller throws `CancellationError`. Any duration is safe:
+/// `.seconds(Int64.max)` waits until the operation finishes or the caller is cancelled.
+///
+/// The timeout appears in ``TempoRegistry/snapshot()`` under its call site, with its deadline,
+/// while it runs.
+///
+/// ```swift
+/// let page = try await timeout(.seconds(5)) { try await client.fetch(url) }
+/// ```
+public func timeout<Value: Sendable>(
+    _ duration: Duration,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: @escaping @Sendable () async throws -> Value
+) async throws -> Value {
+    let clock = HelperClock()
+    return try await runTimeout(
+        deadline: clock.now().adding(duration), limit: duration, clock: clock,
+        site: HelperSite(fileID, line, column), operation: operation)
+}
+
+/// ``timeout(_:fileID:line:column:operation:)`` on `clock`.
+///
+/// ```swift
+/// let clock = ManualClock()
+/// let task = Task { try await timeout(.seconds(1), clock: clock) { try await work() } }
+/// await clock.waitForSleepers(1)
+/// await clock.advance(by: .seconds(1))  // task throws TimeoutError.timedOut(.seconds(1))
+/// ```
+public func timeout<Value: Sendable>(
+    _ duration: Duration,
+    clock: some Clock<Duration>,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: @escaping @Sendable () async throws -> Value
+) async throws -> Value {
+    let clock = HelperClock(clock)
+    return try await runTimeout(
+        deadline: clock.now().adding(duration), limit: duration, clock: clock,
+        site: HelperSite(fileID, line, column), operation: operation)
+}
+
+/// Runs `operation` until `deadline`, an instant of `clock` (by default `ContinuousClock`).
+///
+/// As ``timeout(_:fileID:line:column:operation:)``; the error carries the time from the call
+/// to the deadline. A deadline already reached throws at once without running the operation.
+/// Use it to share one deadline between several steps:
+///
+/// ```swift
+/// let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+/// let token = try await timeout(at: deadline) { try await auth.login() }
+/// let feed = try await timeout(at: deadline) { try await api.feed(token) }
+/// ```
+public func timeout<C: Clock, Value: Sendable>(
+    at deadline: C.Instant,
+    clock: C = ContinuousClock(),
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: @escaping @Sendable () async throws -> Value
+) async throws -> Value where C.Duration == Duration {
+    let helper = HelperClock(clock)
+    // The engine clock's origin is `clock.now` read just now, so this offset is the time left.
+    let end = clock.now.duration(to: deadline)
+    return try await runTimeout(
+        deadline: helper.now().adding(end), limit: end, clock: helper,
+        site: HelperSite(fileID, line, column), operation: operation)
+}
+
+/// How the race between the operation and the deadline ended.
+private enum TimeoutOutcome<Value: Sendable>: Sendable {
+    case finished(Result<Value, any Error>)
+    case deadline
+    case cancelled
+}
+
+/// The race behind every overload: `deadline` is an instant of `clock`, `limit` what the error
+/// reports.
+private func runTimeout<Value: Sendable>(
+    deadline: Duration,
+    limit: Duration,
+    clock: HelperClock,
+    site: HelperSite,
+    operation: @escaping @Sendable () async throws -> Value
+) async throws -> Value {
+    guard limit > .zero else { throw TimeoutError.timedOut(limit) }
+    try Task.checkCancellation()
+    let registry = clock.registry
+    let id = site.begin(
+        .timeout, in: registry, state: .timeout(deadline: clock.registryInstant(deadline)))
+    defer { registry.endWork(id) }
+    let result = await withTaskGroup(of: TimeoutOutcome<Value>.self) {
+        group -> Result<Value, any Error> in
+        group.addTask {
+            do {
+                return .finished(.success(try await operation()))
+            } catch {
+                return .finished(.failure(error))
+            }
+        }
+        group.addTask {
+            do {
+                try await clock.sleep(until: deadline)
+                return .deadline
+            } catch {
+                return .cancelled
+            }
+        }
+        let first = await group.next() ?? .cancelled
+        // Cancel the loser; leaving the closure waits for it to finish unwinding.
+        group.cancelAll()
+        switch first {
+        case .finished(let result):
+            return Task.isCancelled ? .failure(CancellationError()) : result
+        case .deadline:
+            return .failure(TimeoutError.timedOut(limit))
+        case .cancelled:
+            return .failure(CancellationError())
+        }
+    }
+    return try result.get()
+}
