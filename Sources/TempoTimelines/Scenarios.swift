@@ -233,5 +233,8 @@ func allTimelines() async -> [Timeline] {
             "timeline-throttle-trailing", .trailing, calls: "abc--d---e----", tail: 2,
             title: "throttle · .trailing",
             subtitle: "\(every): the first call opens the window; the latest runs when it closes"),
+        await repeatTimeline(.fixedDelay),
+        await repeatTimeline(.fixedRate),
+        await retryTimeline(),
     ]
 }
