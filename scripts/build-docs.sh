@@ -30,7 +30,9 @@ swift build --scratch-path "$scratch" --target TempoTesting \
     -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs"
 
 if [ "${1:-}" = "--preview" ]; then
+    # Its output goes under .build too (by default docc writes it into the catalog).
     exec "$docc" preview Docs/Tempo.docc --additional-symbol-graph-dir "$graphs" \
+        --output-path "$scratch/preview" \
         --fallback-display-name Tempo --fallback-bundle-identifier dev.tempo.Tempo
 fi
 
