@@ -317,9 +317,9 @@ struct Suite {
                             + "kept their peak capacity once their keys were removed."
                         : "after `cancelAll()` it is " + format(emptied / 1e6, digits: 1)
                             + " MB: the registry's tables already gave their storage back, so "
-                            + "what stays is held outside them (the timer driver's storage for "
-                            + "its peak number of timers, and freed memory in the C allocator's "
-                            + "per-thread arenas): see Docs/Tempo.docc/Performance.md."))
+                            + "and so does the timer driver once its last timer fired: what stays "
+                            + "is freed memory in the C allocator's per-thread arenas (see the "
+                            + "performance page in Docs/Tempo.docc)."))
         }
     }
 
