@@ -16,19 +16,6 @@ import Testing
 //
 // Run one seed alone: `TEMPO_MODEL_SEED=1234 swift test --filter ModelCheck`.
 
-/// A small deterministic random number generator (SplitMix64), so a seed replays a schedule.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// One random schedule.
 struct Schedule: CustomStringConvertible {
     enum Mode: CustomStringConvertible {
@@ -76,7 +63,7 @@ struct Schedule: CustomStringConvertible {
     var actions: [Action]
 
     init(seed: UInt64) {
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         self.seed = seed
         let frontRoll = Int.random(in: 0..<20, using: &random)
         front =

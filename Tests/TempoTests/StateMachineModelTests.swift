@@ -10,7 +10,7 @@ import Testing
 
 /// Drives one schedule through the state machines; returns each group's runs.
 func runStateMachines(_ schedule: Schedule, lateness seed: UInt64) -> [[Trace.Run]] {
-    var random = SeededRandom(seed: seed ^ 0xA5A5_A5A5)
+    var random = SplitMix64(seed: seed ^ 0xA5A5_A5A5)
     enum Machine {
         case debounce(DebounceState<Int>)
         case throttle(ThrottleState<Int>)
