@@ -1,6 +1,12 @@
 import Synchronization
 import Tempo
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The least any library must do to record a call: read the clock once and write one entry of
 /// a `Mutex`-guarded dictionary, uncontended, keyed by the same identifier string the Tempo
 /// benchmarks use. Returns nanoseconds per call.
@@ -229,13 +235,53 @@ func concurrentDebounce(callers: Int, length: Duration, shared: Bool) -> Double 
     return result
 }
 
-/// The floor under the same concurrency: `callers` threads writing one `Mutex`-guarded
-/// dictionary, on one shared key. Returns total calls per second.
-func concurrentFloor(callers: Int, length: Duration) -> Double {
-    throughput(callers: callers, length: length) { control, _ in
-        for _ in 0..<64 {
-            let now = ContinuousClock.now
-            control.table.withLock { $0["shared"] = now }
+/// Which lock guards the dictionary of a concurrency floor.
+enum FloorLock: Sendable {
+    /// A plain `pthread_mutex_t` (no priority inheritance), as Tempo's lock on Linux.
+    case pthread
+    /// `Synchronization.Mutex` (a priority-inheriting futex on Linux, `os_unfair_lock` on Apple).
+    case mutex
+}
+
+/// The floor under the same concurrency: `callers` threads writing one dictionary on one
+/// shared key, behind the given lock. Returns total calls per second.
+func concurrentFloor(callers: Int, length: Duration, lock: FloorLock) -> Double {
+    switch lock {
+    case .mutex:
+        return throughput(callers: callers, length: length) { control, _ in
+            for _ in 0..<64 {
+                let now = ContinuousClock.now
+                control.table.withLock { $0["shared"] = now }
+            }
         }
+    case .pthread:
+        let table = PthreadTable()
+        return throughput(callers: callers, length: length) { _, _ in
+            for _ in 0..<64 { table.set("shared", ContinuousClock.now) }
+        }
+    }
+}
+
+/// A dictionary behind a `pthread_mutex_t` kept at a stable address.
+private final class PthreadTable: @unchecked Sendable {
+    // `values` is touched only between `pthread_mutex_lock` and `pthread_mutex_unlock` on
+    // `mutex`, whose storage is allocated once and never moves.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private var values: [String: ContinuousClock.Instant] = [:]
+
+    init() {
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func set(_ key: String, _ value: ContinuousClock.Instant) {
+        pthread_mutex_lock(mutex)
+        values[key] = value
+        pthread_mutex_unlock(mutex)
     }
 }

@@ -182,30 +182,76 @@ struct Suite {
 
     // MARK: Concurrency
 
+    /// Plain OS threads (not tasks): total calls per second for 1, 2, 4, 8 and 16 threads, each
+    /// row also as × its own one-thread figure, so a lock that collapses when threads outnumber
+    /// cores shows at once. Both floors run in the same repetitions: a dictionary behind a plain
+    /// `pthread_mutex_t` and one behind `Synchronization.Mutex`.
     private func concurrency(into report: inout Report, floor: Double) async {
         let repetitions = max(3, config.repetitions / 2)
+        var oneThread: [String: Double] = [:]
+        var totals: [String: [Int: Double]] = [:]
+        let series = [
+            ("`debounce`, distinct identifiers", "distinct"),
+            ("`debounce`, one shared identifier", "shared"),
+            ("floor, one shared `pthread_mutex_t` dictionary", "pthread"),
+            ("floor, one shared `Mutex` dictionary", "mutex"),
+        ]
         for callers in config.callerCounts {
-            var distinct: [Double] = []
-            var shared: [Double] = []
-            var floorShared: [Double] = []
+            var values: [String: [Double]] = [:]
             progress("concurrent callers: \(callers)")
             for _ in 0..<repetitions {
                 let length = config.concurrentLength
-                distinct.append(concurrentDebounce(callers: callers, length: length, shared: false))
-                shared.append(concurrentDebounce(callers: callers, length: length, shared: true))
-                floorShared.append(concurrentFloor(callers: callers, length: length))
-            }
-            func add(_ name: String, _ values: [Double]) {
-                let stats = Stats(values)
-                report.rows.append(
-                    Row(
-                        section: "concurrent callers", name: name, unit: .callsPerSecond,
-                        stats: stats, ratioToFloor: 1e9 / stats.median / floor))
+                values["distinct", default: []].append(
+                    concurrentDebounce(callers: callers, length: length, shared: false))
+                values["shared", default: []].append(
+                    concurrentDebounce(callers: callers, length: length, shared: true))
+                values["pthread", default: []].append(
+                    concurrentFloor(callers: callers, length: length, lock: .pthread))
+                values["mutex", default: []].append(
+                    concurrentFloor(callers: callers, length: length, lock: .mutex))
             }
             let threads = callers == 1 ? "1 thread" : "\(callers) threads"
-            add("`debounce`, \(threads), distinct identifiers: total", distinct)
-            add("`debounce`, \(threads), one shared identifier: total", shared)
-            add("floor, \(threads), one shared `Mutex` dictionary: total", floorShared)
+            for (name, id) in series {
+                let stats = Stats(values[id] ?? [])
+                if callers == 1 { oneThread[id] = stats.median }
+                totals[id, default: [:]][callers] = stats.median
+                report.rows.append(
+                    Row(
+                        section: "concurrent callers", name: "\(name), \(threads): total",
+                        unit: .callsPerSecond, stats: stats,
+                        ratioToFloor: oneThread[id].map { stats.median / $0 }))
+            }
+        }
+        report.notes.append(
+            "Concurrent callers: the × column is the row's total calls/s divided by the same "
+                + "measurement with 1 thread (above 1× the total grows with threads).")
+        func ratio(_ id: String, _ callers: Int) -> Double? {
+            guard let one = oneThread[id], one > 0, let total = totals[id]?[callers] else {
+                return nil
+            }
+            return total / one
+        }
+        for callers in [8, 16] {
+            for id in ["distinct", "shared"] {
+                guard let value = ratio(id, callers) else { continue }
+                report.targets.append(
+                    Target(
+                        name: "`debounce` (\(id) identifiers), \(callers) threads: total at least "
+                            + "half of 1 thread's",
+                        measured: format(value, digits: 2) + "× one thread",
+                        met: value >= 0.5,
+                        note: "threads outnumber cores: see the concurrency notes in "
+                            + "Docs/Tempo.docc/Performance.md."))
+            }
+        }
+        if let value = ratio("distinct", 2) {
+            report.targets.append(
+                Target(
+                    name: "`debounce`, 2 threads on distinct identifiers: at least 1.5× 1 thread",
+                    measured: format(value, digits: 2) + "× one thread",
+                    met: value >= 1.5,
+                    note: "callers on distinct identifiers still share one lock and one timer "
+                        + "heap: see Docs/Tempo.docc/Performance.md."))
         }
     }
 

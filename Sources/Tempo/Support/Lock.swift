@@ -1,33 +1,85 @@
-import Synchronization
+#if canImport(Darwin)
+    import Synchronization
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
-/// A `Mutex` that ThreadSanitizer can see through.
+/// The one lock every part of Tempo (and TempoTesting) uses.
 ///
-/// On Linux, `Synchronization.Mutex` hands a contended lock over in the kernel (priority
-/// inheriting futexes), so ThreadSanitizer never sees the hand-off and reports every contended
-/// critical section as a race (reproduced with a four-task counter and nothing else). Each
-/// critical section here also ends with a releasing store to `fence` and starts with an
-/// acquiring load of it: the load runs after the lock is taken, so it reads the store of the
-/// previous holder, and the pair is the happens-before edge ThreadSanitizer needs. It costs
-/// one plain load and one plain store on x86-64 and one `ldar`/`stlr` pair on arm64, and keeps
-/// Tempo free of anything but the standard library and `Synchronization`.
-package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
-    private let mutex: Mutex<Value>
-    private let fence = Atomic<UInt8>(0)
+/// On Apple platforms it is `Synchronization.Mutex`, an `os_unfair_lock`. Elsewhere it is a
+/// plain `pthread_mutex_t`. `Mutex` on Linux waits on a priority-inheriting futex: when more
+/// threads than cores contend, a holder that is descheduled inside its critical section makes
+/// every waiter sleep in the kernel, and throughput falls by two orders of magnitude (measured
+/// in the benchmarks' concurrency section). A default `pthread_mutex_t` takes a free lock with
+/// one atomic operation and otherwise waits on a plain futex, without priority inheritance, so
+/// it keeps its throughput with 8 or 16 threads on two cores. ThreadSanitizer understands
+/// pthread mutexes, so no extra fences are needed for it.
+#if canImport(Darwin)
+    package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
+        @usableFromInline let mutex: Mutex<Value>
 
-    /// A lock guarding `value`.
-    package init(_ value: consuming sending Value) {
-        mutex = Mutex(value)
-    }
+        /// A lock guarding `value`.
+        package init(_ value: consuming sending Value) {
+            mutex = Mutex(value)
+        }
 
-    /// Runs `body` with exclusive access to the value.
-    @inlinable
-    package borrowing func withLock<Result: ~Copyable, Failure: Error>(
-        _ body: (inout sending Value) throws(Failure) -> sending Result
-    ) throws(Failure) -> sending Result {
-        try mutex.withLock { (value: inout sending Value) throws(Failure) -> sending Result in
-            _ = fence.load(ordering: .acquiring)
-            defer { fence.store(0, ordering: .releasing) }
-            return try body(&value)
+        /// Runs `body` with exclusive access to the value.
+        @inlinable
+        package borrowing func withLock<Result: ~Copyable, Failure: Error>(
+            _ body: (inout sending Value) throws(Failure) -> sending Result
+        ) throws(Failure) -> sending Result {
+            try mutex.withLock(body)
         }
     }
-}
+#else
+    package struct Lock<Value: ~Copyable>: ~Copyable {
+        /// One allocation: the mutex first, then the value at the next multiple of its alignment.
+        /// Both must keep their address for the lock's life, which a stored property would not.
+        @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+        @usableFromInline let value: UnsafeMutablePointer<Value>
+
+        @usableFromInline static var valueOffset: Int {
+            let size = MemoryLayout<pthread_mutex_t>.stride
+            let alignment = MemoryLayout<Value>.alignment
+            return (size + alignment - 1) / alignment * alignment
+        }
+
+        /// A lock guarding `value`.
+        package init(_ value: consuming sending Value) {
+            let raw = UnsafeMutableRawPointer.allocate(
+                byteCount: Self.valueOffset + MemoryLayout<Value>.size,
+                alignment: max(
+                    MemoryLayout<pthread_mutex_t>.alignment, MemoryLayout<Value>.alignment))
+            mutex = raw.bindMemory(to: pthread_mutex_t.self, capacity: 1)
+            mutex.initialize(to: pthread_mutex_t())
+            let status = pthread_mutex_init(mutex, nil)
+            precondition(status == 0, "pthread_mutex_init failed with \(status)")
+            self.value = (raw + Self.valueOffset).bindMemory(to: Value.self, capacity: 1)
+            self.value.initialize(to: value)
+        }
+
+        deinit {
+            pthread_mutex_destroy(mutex)
+            value.deinitialize(count: 1)
+            mutex.deinitialize(count: 1)
+            UnsafeMutableRawPointer(mutex).deallocate()
+        }
+
+        /// Runs `body` with exclusive access to the value.
+        @inlinable
+        package borrowing func withLock<Result: ~Copyable, Failure: Error>(
+            _ body: (inout sending Value) throws(Failure) -> sending Result
+        ) throws(Failure) -> sending Result {
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return try body(&value.pointee)
+        }
+    }
+
+    // The value is reached only through `withLock`, which holds the mutex for the whole access, so
+    // no two threads touch it at once; the pointers themselves never change after `init`. This is
+    // the same reasoning that makes `Mutex` Sendable, for the same `sending` value.
+    extension Lock: @unchecked Sendable where Value: ~Copyable {}
+#endif
