@@ -64,7 +64,7 @@ public func debounce(
 }
 
 /// Debounces a main-actor operation; otherwise as
-/// ``debounce(_:identifier:by:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,_,_,_,_,()->Void)``.
+/// ``debounce(_:identifier:by:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,_,StaticString,_,_,()->Void)``.
 ///
 /// ```swift
 /// @MainActor func textChanged() {

@@ -50,7 +50,7 @@ public func throttle(
 }
 
 /// Throttles a main-actor operation; otherwise as
-/// ``throttle(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,_,_,_,()->Void)``.
+/// ``throttle(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,StaticString,_,_,()->Void)``.
 ///
 /// ```swift
 /// @MainActor func likeTapped() {
