@@ -75,13 +75,14 @@ public func throttle(
 /// having been handed to the engine, as Throttler's does.
 ///
 /// The call is applied before this function returns, like every other call. The operation is
-/// kept by the engine, not by the returned task: a call that opens the window runs at once, a
-/// ``ThrottleOptions/ensureLast`` or ``ThrottleOptions/trailing`` call kept for the end of the
-/// window runs then, in a task of its own, and errors go to `onError`. So awaiting the
-/// returned task does not wait for a kept call to run, and a loop that awaits each returned
-/// task is still throttled. When the call runs at once (it opens the window, or `duration` is
-/// zero or less) the task returned is the one running it, so awaiting it waits for that run;
-/// for any other call it is one shared task that is already done (no `Task` is made per call).
+/// kept by the engine, not by the returned task: a call that opens the window runs at once
+/// (except with ``ThrottleOptions/trailing``), a call kept for the end of the window runs then,
+/// in a task of its own, and errors go to `onError`. So awaiting the returned task does not
+/// wait for a kept call to run, and a loop that awaits each returned task is still throttled.
+/// When the call runs at once (it opens the window with `.default` or `.ensureLast`, or
+/// `duration` is zero or less) the task returned is the one running it, so awaiting it waits
+/// for that run; for any other call it is one shared task that is already done (no `Task` is
+/// made per call).
 ///
 /// Withdraw a kept trailing call with ``cancelThrottle(identifier:)``; cancelling the returned
 /// task does not withdraw it. To await the operation, or withdraw one call by cancelling its
