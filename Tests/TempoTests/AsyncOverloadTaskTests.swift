@@ -235,6 +235,25 @@ import Testing
         }
     }
 
+    @Test @MainActor func everyFormTakesAForwardedStringFileID() async {
+        let log = Log<String>()
+        let clock = ManualClock()
+        await TempoRegistry(clock: clock).withCurrent {
+            Wrappers.debounceMain { log.append("debounce main") }
+            Wrappers.debounceSync { log.append("debounce sync") }
+            Wrappers.debounceAsync { log.append("debounce async") }
+            Wrappers.throttleMain { log.append("throttle main") }
+            Wrappers.throttleSync { log.append("throttle sync") }
+            Wrappers.throttleAsync { log.append("throttle async") }
+            await clock.advance(by: .seconds(1))
+            #expect(
+                log.all.sorted() == [
+                    "debounce async", "debounce main", "debounce sync", "throttle async",
+                    "throttle main", "throttle sync",
+                ])
+        }
+    }
+
     @Test func aStringFileIDNamesTheSameSiteAsTheStaticOne() async {
         let log = Log<Int>()
         await onManualClock { clock, _ in
@@ -308,5 +327,52 @@ private func throttleHere(
 ) {
     throttle(.seconds(1), by: .taskContext, fileID: fileID, line: line, column: column) {
         try await work()
+    }
+}
+
+/// One wrapper per form, each forwarding its caller's site with a `String` file ID.
+@MainActor enum Wrappers {
+    static func debounceMain(
+        fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
+        _ work: @escaping @MainActor @Sendable () -> Void
+    ) {
+        debounce(fileID: fileID, line: line, column: column, operation: work)
+    }
+
+    static func debounceSync(
+        fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
+        _ work: @escaping @Sendable () -> Void
+    ) {
+        debounce(by: .taskContext, fileID: fileID, line: line, column: column, operation: work)
+    }
+
+    @discardableResult
+    static func debounceAsync(
+        fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
+        _ work: @escaping @Sendable () async throws -> Void
+    ) -> Task<Void, Never> {
+        debounce(fileID: fileID, line: line, column: column, operation: work)
+    }
+
+    static func throttleMain(
+        fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
+        _ work: @escaping @MainActor @Sendable () -> Void
+    ) {
+        throttle(fileID: fileID, line: line, column: column, operation: work)
+    }
+
+    static func throttleSync(
+        fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
+        _ work: @escaping @Sendable () -> Void
+    ) {
+        throttle(by: .taskContext, fileID: fileID, line: line, column: column, operation: work)
+    }
+
+    @discardableResult
+    static func throttleAsync(
+        fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
+        _ work: @escaping @Sendable () async throws -> Void
+    ) -> Task<Void, Never> {
+        throttle(fileID: fileID, line: line, column: column, operation: work)
     }
 }
