@@ -64,7 +64,7 @@ public func debounce(
 }
 
 /// Debounces a main-actor operation; otherwise as
-/// ``debounce(_:identifier:by:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,_,_,_,_,()->Void)``.
+/// ``debounce(_:identifier:by:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,_,StaticString,_,_,()->Void)``.
 ///
 /// ```swift
 /// @MainActor func textChanged() {
@@ -86,13 +86,21 @@ public func debounce(
         maxWait: maxWait, operation: .main(operation))
 }
 
-/// Debounces an asynchronous, throwing operation, and returns the task that runs it if this
-/// call is the one that runs.
+/// Debounces an asynchronous, throwing operation, and returns a task that stands for the call
+/// having been handed to the engine, as Throttler's does.
 ///
-/// The returned task finishes when the call's fate is known: at once when a newer call
-/// replaces it, or after the operation when it runs. Cancelling it before the operation starts
-/// withdraws the call: the operation never runs. Errors thrown by the operation go to
-/// `onError`.
+/// The call is applied before this function returns, like every other call. The operation is
+/// kept by the engine, not by the returned task: it runs when the group says (the latest call
+/// of a burst, `duration` after it), in a task of its own, and its errors go to `onError`. So
+/// awaiting the returned task does not wait for a stored call to run, and a loop that awaits
+/// each returned task still coalesces. When the call runs at once (a ``DebounceOptions/runFirst``
+/// or ``DebounceOptions/leading`` call that finds the group idle, or a `duration` of zero or
+/// less) the task returned is the one running it, so awaiting it waits for that run; for any
+/// other call it is one shared task that is already done (no `Task` is made per call).
+///
+/// Withdraw a pending call with ``cancelDebounce(identifier:)``; cancelling the returned task
+/// does not withdraw it. To await the operation, or withdraw one call by cancelling its task,
+/// use a ``Debouncer``.
 ///
 /// ```swift
 /// debounce(.milliseconds(300), identifier: "save", onError: { log($0) }) {
@@ -106,15 +114,15 @@ public func debounce(
     by actorType: ActorType = .mainActor,
     option: DebounceOptions = .default,
     maxWait: Duration? = nil,
-    onError: (@Sendable (any Error) -> Void)? = nil,
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
+    onError: (@Sendable (any Error) -> Void)? = nil,
     operation: @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
-    ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
-        TempoRegistry.current.debounce(
-            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-            maxWait: maxWait, operation: $0)
-    }
+    TempoRegistry.current.debounce(
+        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+        maxWait: maxWait,
+        operation: .async(AsyncOperation(operation, on: actorType, onError: onError))
+    ) ?? appliedCallTask
 }

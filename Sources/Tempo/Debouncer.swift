@@ -1,7 +1,7 @@
 /// A debounce group owned by an object: a view model, a controller, a connection.
 ///
 /// Calling a `Debouncer` behaves as
-/// ``debounce(_:identifier:by:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,_,_,_,_,()->Void)``
+/// ``debounce(_:identifier:by:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,_,StaticString,_,_,()->Void)``
 /// with the options it was made with, in a group of its own. When it is deinitialised its
 /// pending call is cancelled and its group forgotten, so an owner that goes away leaves no work
 /// and no timer behind, with no `invalidate()` to remember. The registry keeps no reference to
@@ -105,8 +105,11 @@ public final class Debouncer: Sendable {
     }
 
     /// Debounces an asynchronous, throwing operation, and returns the task that runs it if this
-    /// call is the one that runs; as the `Task`-returning `debounce`. Cancelling the task
-    /// before the operation starts withdraws the call. Errors go to `onError`.
+    /// call is the one that runs. The task finishes at once when a newer call replaces this
+    /// one, or after the operation when it runs; cancelling it before the operation starts
+    /// withdraws the call. Errors go to `onError`. (The free `async throws` `debounce` returns a
+    /// task that only stands for the call having been applied, as Throttler's does; this form
+    /// is the one whose task carries the operation.)
     ///
     /// ```swift
     /// saver(onError: { log($0) }) { try await api.save(draft) }

@@ -50,7 +50,7 @@ public func throttle(
 }
 
 /// Throttles a main-actor operation; otherwise as
-/// ``throttle(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,_,_,_,()->Void)``.
+/// ``throttle(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,StaticString,_,_,()->Void)``.
 ///
 /// ```swift
 /// @MainActor func likeTapped() {
@@ -71,12 +71,22 @@ public func throttle(
         operation: .main(operation))
 }
 
-/// Throttles an asynchronous, throwing operation, and returns the task that runs it if this
-/// call is one that runs.
+/// Throttles an asynchronous, throwing operation, and returns a task that stands for the call
+/// having been handed to the engine, as Throttler's does.
 ///
-/// The returned task finishes at once when the call is dropped, or after the operation when it
-/// runs. Cancelling it before the operation starts withdraws the call. Errors thrown by the
-/// operation go to `onError`.
+/// The call is applied before this function returns, like every other call. The operation is
+/// kept by the engine, not by the returned task: a call that opens the window runs at once
+/// (except with ``ThrottleOptions/trailing``), a call kept for the end of the window runs then,
+/// in a task of its own, and errors go to `onError`. So awaiting the returned task does not
+/// wait for a kept call to run, and a loop that awaits each returned task is still throttled.
+/// When the call runs at once (it opens the window with `.default` or `.ensureLast`, or
+/// `duration` is zero or less) the task returned is the one running it, so awaiting it waits
+/// for that run; for any other call it is one shared task that is already done (no `Task` is
+/// made per call).
+///
+/// Withdraw a kept trailing call with ``cancelThrottle(identifier:)``; cancelling the returned
+/// task does not withdraw it. To await the operation, or withdraw one call by cancelling its
+/// task, use a ``Throttler``.
 ///
 /// ```swift
 /// throttle(.seconds(5), identifier: "refresh", onError: { log($0) }) {
@@ -89,15 +99,14 @@ public func throttle(
     identifier: String? = nil,
     by actorType: ActorType = .mainActor,
     option: ThrottleOptions = .default,
-    onError: (@Sendable (any Error) -> Void)? = nil,
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
+    onError: (@Sendable (any Error) -> Void)? = nil,
     operation: @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
-    ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
-        TempoRegistry.current.throttle(
-            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-            operation: $0)
-    }
+    TempoRegistry.current.throttle(
+        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+        operation: .async(AsyncOperation(operation, on: actorType, onError: onError))
+    ) ?? appliedCallTask
 }

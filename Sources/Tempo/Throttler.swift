@@ -1,7 +1,7 @@
 /// A throttle group owned by an object: a view model, a controller, a connection.
 ///
 /// Calling a `Throttler` behaves as
-/// ``throttle(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,_,_,_,()->Void)``
+/// ``throttle(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,StaticString,_,_,()->Void)``
 /// with the options it was made with, in a group of its own. When it is deinitialised its
 /// trailing call is cancelled and its group forgotten, so an owner that goes away leaves no
 /// work and no timer behind, with no `invalidate()` to remember. The registry keeps no
@@ -92,8 +92,11 @@ public final class Throttler: Sendable {
     }
 
     /// Throttles an asynchronous, throwing operation, and returns the task that runs it if this
-    /// call is one that runs; as the `Task`-returning `throttle`. Cancelling the task before
-    /// the operation starts withdraws the call. Errors go to `onError`.
+    /// call is one that runs. The task finishes at once when the call is dropped, or after the
+    /// operation when it runs; cancelling it before the operation starts withdraws the call.
+    /// Errors go to `onError`. (The free `async throws` `throttle` returns a task that only
+    /// stands for the call having been applied, as Throttler's does; this form is the one whose
+    /// task carries the operation.)
     ///
     /// ```swift
     /// refresher(onError: { log($0) }) { try await feed.refresh() }

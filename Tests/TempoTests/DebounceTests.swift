@@ -157,7 +157,7 @@ import Testing
                         throw Boom(n: i)
                     })
             }
-            // Replaced calls finish at once, without running.
+            // The calls are stored in the engine: their tasks are done at once.
             await tasks[0].value
             await tasks[1].value
             #expect(log.all == [])
@@ -169,15 +169,28 @@ import Testing
         }
     }
 
-    @Test func cancellingTheReturnedTaskWithdrawsThePendingCall() async {
+    @Test func cancellingADebouncersTaskWithdrawsThePendingCall() async {
         let log = Log<Int>()
         await onManualClock { clock, registry in
-            let task =
-                debounce(.seconds(1), identifier: "c", by: .taskContext) { log.append(1) }
-                as Task<Void, Never>
+            let debouncer = Debouncer(.seconds(1), by: .taskContext)
+            let task = debouncer(onError: nil) { log.append(1) }
             #expect(registry.liveKeyCount == 1)
             task.cancel()
             await task.value
+            #expect(registry.liveKeyCount == 0)
+            await clock.advance(by: .seconds(2))
+            #expect(log.all == [])
+        }
+    }
+
+    @Test func cancelDebounceWithdrawsAPendingAsyncCall() async {
+        let log = Log<Int>()
+        await onManualClock { clock, registry in
+            debounce(.seconds(1), identifier: "c", by: .taskContext, onError: nil) {
+                log.append(1)
+            }
+            #expect(registry.liveKeyCount == 1)
+            cancelDebounce(identifier: "c")
             #expect(registry.liveKeyCount == 0)
             await clock.advance(by: .seconds(2))
             #expect(log.all == [])

@@ -53,8 +53,10 @@ struct Schedule: CustomStringConvertible {
         case scoped
         /// Free functions, main-actor operations.
         case mainActor
-        /// Free functions, the `Task`-returning overloads.
+        /// Free functions, the `Task`-returning overloads (their operations kept by the engine).
         case task
+        /// `Debouncer` / `Throttler` objects, their `Task`-returning form (a ticket per call).
+        case scopedTask
     }
 
     var seed: UInt64
@@ -67,8 +69,10 @@ struct Schedule: CustomStringConvertible {
         self.seed = seed
         let frontRoll = Int.random(in: 0..<20, using: &random)
         front =
-            frontRoll < 12
-            ? .identifier : frontRoll < 16 ? .scoped : frontRoll < 18 ? .mainActor : .task
+            frontRoll < 11
+            ? .identifier
+            : frontRoll < 14
+                ? .scoped : frontRoll < 16 ? .mainActor : frontRoll < 18 ? .task : .scopedTask
         let groupCount = Int.random(in: 1...2, using: &random)
         let shareName = Bool.random(using: &random)
         groups = (0..<groupCount).map { index in
@@ -273,6 +277,8 @@ private struct EngineGroup: Sendable {
                     maxWait: maxWait, operation: record)
             case .scoped:
                 debouncer!(record)
+            case .scopedTask:
+                debouncer!(onError: nil) { record() }
             case .mainActor:
                 debounce(duration, identifier: spec.name, option: option, maxWait: maxWait) {
                     @MainActor in record()
@@ -290,6 +296,8 @@ private struct EngineGroup: Sendable {
                     operation: record)
             case .scoped:
                 throttler!(record)
+            case .scopedTask:
+                throttler!(onError: nil) { record() }
             case .mainActor:
                 throttle(duration, identifier: spec.name, option: option) {
                     @MainActor in record()
@@ -304,27 +312,27 @@ private struct EngineGroup: Sendable {
 
     func flush() {
         switch (spec.mode, front) {
-        case (.debounce, .scoped): debouncer!.flush()
+        case (.debounce, .scoped), (.debounce, .scopedTask): debouncer!.flush()
         case (.debounce, _): flushDebounce(identifier: spec.name)
-        case (.throttle, .scoped): throttler!.flush()
+        case (.throttle, .scoped), (.throttle, .scopedTask): throttler!.flush()
         case (.throttle, _): flushThrottle(identifier: spec.name)
         }
     }
 
     func cancel() {
         switch (spec.mode, front) {
-        case (.debounce, .scoped): debouncer!.cancel()
+        case (.debounce, .scoped), (.debounce, .scopedTask): debouncer!.cancel()
         case (.debounce, _): cancelDebounce(identifier: spec.name)
-        case (.throttle, .scoped): throttler!.cancel()
+        case (.throttle, .scoped), (.throttle, .scopedTask): throttler!.cancel()
         case (.throttle, _): cancelThrottle(identifier: spec.name)
         }
     }
 
     var pending: PendingCall? {
         switch (spec.mode, front) {
-        case (.debounce, .scoped): debouncer!.pending
+        case (.debounce, .scoped), (.debounce, .scopedTask): debouncer!.pending
         case (.debounce, _): pendingDebounce(identifier: spec.name)
-        case (.throttle, .scoped): throttler!.pending
+        case (.throttle, .scoped), (.throttle, .scopedTask): throttler!.pending
         case (.throttle, _): pendingThrottle(identifier: spec.name)
         }
     }
@@ -337,7 +345,7 @@ func runEngine(_ schedule: Schedule) async -> Trace {
         let groups = schedule.groups.map { spec in
             var group = EngineGroup(
                 spec: spec, front: schedule.front, log: Log(), registry: registry)
-            if schedule.front == .scoped {
+            if schedule.front == .scoped || schedule.front == .scopedTask {
                 switch spec.mode {
                 case .debounce(let option, let maxWait):
                     group.debouncer = Debouncer(
@@ -433,7 +441,7 @@ extension String {
             fronts[schedule.front, default: 0] += 1
             var model = runModel(schedule)
             var engine = await runEngine(schedule)
-            if schedule.front == .task {
+            if schedule.front == .task || schedule.front == .scopedTask {
                 // Each `Task`-returning call runs in its own task: two runs of one group at the
                 // same instant (a flush, then a call and another flush) run concurrently, in
                 // either order. Compare the runs of each instant as a set.

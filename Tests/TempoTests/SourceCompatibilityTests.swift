@@ -37,8 +37,18 @@ final class CompatViewModel {
             try await Task.sleep(for: .seconds(1))
         }
         let d = execute(with: .seconds(1), on: .ownedActor) { await Self.work() }
-        for task in [a, b, c, d] { task.cancel() }
-        return [a, b, c, d]
+        // Throttler's order on the async overloads: fileID, line, column, then onError.
+        let identifier: String = "e"
+        let e: Task<Void, Never> = debounce(
+            .seconds(1), identifier: identifier, by: .taskContext, option: .default,
+            fileID: #fileID, line: #line, column: #column, onError: { _ in }
+        ) { await Self.work() }
+        let f: Task<Void, Never> = throttle(
+            .seconds(1), identifier: "f", by: .ownedActor, option: .ensureLast,
+            fileID: #fileID, line: #line, column: #column, onError: nil
+        ) { try await Task.sleep(for: .seconds(1)) }
+        for task in [a, b, c, d, e, f] { task.cancel() }
+        return [a, b, c, d, e, f]
     }
 
     nonisolated static func work() async {}

@@ -95,20 +95,34 @@ import Testing
         }
     }
 
-    @Test func cancellingATrailingCallsTaskWithdrawsIt() async {
+    @Test func cancellingAThrottlersTrailingTaskWithdrawsIt() async {
         let log = Log<Int>()
         await onManualClock { clock, _ in
-            throttle(.seconds(1), identifier: "w", by: .taskContext, option: .ensureLast) {
-                log.append(1)
-            }
-            let trailing =
-                throttle(.seconds(1), identifier: "w", by: .taskContext, option: .ensureLast) {
-                    log.append(2)
-                } as Task<Void, Never>
+            let throttler = Throttler(.seconds(1), by: .taskContext, option: .ensureLast)
+            throttler { log.append(1) }
+            let trailing = throttler(onError: nil) { log.append(2) }
             trailing.cancel()
             await trailing.value
             await clock.runUntilIdle()
             #expect(log.all == [1])
+        }
+    }
+
+    @Test func cancelThrottleWithdrawsAKeptAsyncTrailingCall() async {
+        let log = Log<Int>()
+        await onManualClock { clock, registry in
+            throttle(.seconds(1), identifier: "w", by: .taskContext, option: .ensureLast) {
+                log.append(1)
+            }
+            _ =
+                throttle(.seconds(1), identifier: "w", by: .taskContext, option: .ensureLast) {
+                    log.append(2)
+                } as Task<Void, Never>
+            #expect(pendingThrottle(identifier: "w") != nil)
+            cancelThrottle(identifier: "w")
+            await clock.runUntilIdle()
+            #expect(log.all == [1])
+            #expect(registry.liveKeyCount == 0)
         }
     }
 }

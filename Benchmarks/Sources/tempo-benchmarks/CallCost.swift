@@ -141,7 +141,8 @@ func droppedThrottle(calls: Int, identifier: String) -> DroppedResult {
 }
 
 /// Async code that awaits each call: the `Task`-returning `throttle` overload, every call
-/// dropped, each task's value awaited before the next call. Returns nanoseconds per call.
+/// dropped, each task's value (done at once) awaited before the next call. Returns nanoseconds
+/// per call.
 func awaitedDroppedThrottle(calls: Int, identifier: String) async -> DroppedResult {
     let registry = TempoRegistry.shared
     let log = RunLog()
@@ -165,8 +166,9 @@ func awaitedDroppedThrottle(calls: Int, identifier: String) async -> DroppedResu
 }
 
 /// Async code that debounces with the `Task`-returning overload: a burst of `calls` calls, then
-/// every returned task awaited (the replaced ones finish at once, the last after its run).
-/// Returns nanoseconds per call, not counting the debounce duration.
+/// every returned task awaited (each is done at once: it stands for the call having been
+/// applied), then the run. Returns nanoseconds per call from the first call to the run, not
+/// counting the debounce duration.
 func awaitedDebounceBurst(calls: Int, identifier: String, duration: Duration) async -> BurstResult {
     let registry = TempoRegistry.shared
     let log = RunLog()
@@ -182,7 +184,8 @@ func awaitedDebounceBurst(calls: Int, identifier: String, duration: Duration) as
     }
     let end = ContinuousClock.now
     for task in tasks { await task.value }
-    let ns = (ContinuousClock.now - start - duration).nanoseconds
+    _ = await waitUntil(timeout: .seconds(10)) { log.count > 0 }
+    let ns = ((log.last?.at ?? ContinuousClock.now) - start - duration).nanoseconds
     _ = await waitUntil(timeout: .seconds(10)) { registry.liveKeyCount == 0 }
     let runs = log.entries
     return BurstResult(

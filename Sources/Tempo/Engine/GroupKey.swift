@@ -2,26 +2,54 @@ import Synchronization
 
 /// The call site of a debounce or throttle call: `fileID:line:column`, captured with `#fileID`,
 /// `#line` and `#column` default arguments. Hashing and comparing it builds no string.
+///
+/// A wrapper that forwards its own caller's file ID as a `String` gives `fileText` instead;
+/// sites compare by their text, so either form of one file ID names the same site.
 struct CallSite: Hashable, Sendable, CustomStringConvertible {
     let fileID: StaticString
+    /// The file ID when it was given as a `String`; `fileID` is then unused.
+    let fileText: String?
     let line: UInt
     let column: UInt
 
+    init(fileID: StaticString, line: UInt, column: UInt) {
+        self.fileID = fileID
+        self.fileText = nil
+        self.line = line
+        self.column = column
+    }
+
+    init(fileText: String, line: UInt, column: UInt) {
+        self.fileID = ""
+        self.fileText = fileText
+        self.line = line
+        self.column = column
+    }
+
     static func == (lhs: CallSite, rhs: CallSite) -> Bool {
         guard lhs.line == rhs.line, lhs.column == rhs.column else { return false }
-        if lhs.fileID.utf8Start == rhs.fileID.utf8Start { return true }
-        return lhs.fileID.withUTF8Buffer { a in
-            rhs.fileID.withUTF8Buffer { b in a.elementsEqual(b) }
+        switch (lhs.fileText, rhs.fileText) {
+        case (nil, nil):
+            if lhs.fileID.utf8Start == rhs.fileID.utf8Start { return true }
+            return lhs.fileID.withUTF8Buffer { a in
+                rhs.fileID.withUTF8Buffer { b in a.elementsEqual(b) }
+            }
+        case (let a?, let b?):
+            return a == b
+        case (let text?, nil):
+            return rhs.fileID.withUTF8Buffer { text.utf8.elementsEqual($0) }
+        case (nil, let text?):
+            return lhs.fileID.withUTF8Buffer { text.utf8.elementsEqual($0) }
         }
     }
 
     func hash(into hasher: inout Hasher) {
         hasher.combine(line)
         hasher.combine(column)
-        hasher.combine(fileID.utf8CodeUnitCount)
+        hasher.combine(fileText?.utf8.count ?? fileID.utf8CodeUnitCount)
     }
 
-    var description: String { "\(fileID):\(line):\(column)" }
+    var description: String { "\(fileText ?? "\(fileID)"):\(line):\(column)" }
 }
 
 /// What groups calls together: an explicit identifier, or else the call site; or one scoped
@@ -43,6 +71,15 @@ enum GroupKey: Hashable, Sendable, CustomStringConvertible {
             self = .name(identifier)
         } else {
             self = .site(CallSite(fileID: fileID, line: line, column: column))
+        }
+    }
+
+    /// The key of a call whose file ID was forwarded as a `String` (by a wrapper).
+    init(_ identifier: String?, _ fileID: String, _ line: UInt, _ column: UInt) {
+        if let identifier {
+            self = .name(identifier)
+        } else {
+            self = .site(CallSite(fileText: fileID, line: line, column: column))
         }
     }
 

@@ -1,12 +1,14 @@
 import Synchronization
 
-/// An operation waiting in the engine. Synchronous operations are stored as they are; the
-/// `Task`-returning overloads store a ``Ticket`` that their task waits on, so the engine only
+/// An operation waiting in the engine. Synchronous operations are stored as they are, and so
+/// are the asynchronous ones of the free `debounce` and `throttle` (``AsyncOperation``); the
+/// other `Task`-returning calls store a ``Ticket`` that their task waits on, so the engine only
 /// tells that task whether, and when, to run.
 enum Operation: Sendable {
     case sync(@Sendable () -> Void, ActorType)
     case main(@MainActor @Sendable () -> Void)
     case ticket(Ticket)
+    case async(AsyncOperation)
 
     /// Runs the operation now, or hands it to its actor. Never blocks on another actor.
     func launch(_ clock: EngineClock) {
@@ -39,7 +41,19 @@ enum Operation: Sendable {
             }
         case .ticket(let ticket):
             ticket.grant(clock.beginWork())
+        case .async(let operation):
+            operation.launch(clock)
         }
+    }
+
+    /// Launches the operation as ``launch(_:)`` does and, for an ``AsyncOperation``, returns
+    /// the task that runs it.
+    func launchReturningTask(_ clock: EngineClock) -> Task<Void, Never>? {
+        guard case .async(let operation) = self else {
+            launch(clock)
+            return nil
+        }
+        return operation.launch(clock)
     }
 
     /// Tells a waiting task that its call will never run. Synchronous operations need nothing.
@@ -52,6 +66,55 @@ enum Operation: Sendable {
         return false
     }
 }
+
+/// An asynchronous operation stored in the engine itself, with where it runs and where its
+/// errors go: the free `debounce` and `throttle` overloads hand the engine their call and
+/// return at once (Throttler's meaning of their task), so the engine launches it when it is due.
+struct AsyncOperation: Sendable {
+    let operation: @Sendable () async throws -> Void
+    let actorType: ActorType
+    let onError: (@Sendable (any Error) -> Void)?
+
+    init(
+        _ operation: @escaping @Sendable () async throws -> Void, on actorType: ActorType,
+        onError: (@Sendable (any Error) -> Void)?
+    ) {
+        self.operation = operation
+        self.actorType = actorType
+        self.onError = onError
+    }
+
+    /// Starts a task that runs the operation on its actor, errors to `onError`. A
+    /// deterministic clock tracks it until it ends or parks in a sleep on that clock.
+    @discardableResult
+    func launch(_ clock: EngineClock) -> Task<Void, Never> {
+        let token = clock.beginWork()
+        return Task { [operation, actorType, onError] in
+            await TimerDriver.$isRunner.withValue(false) {
+                await WorkToken.$current.withValue(token) {
+                    do {
+                        try await actorType.run(operation)
+                    } catch {
+                        onError?(error)
+                    }
+                }
+            }
+            token?.finish()
+        }
+    }
+}
+
+/// The task the free async `debounce` and `throttle` return for a call that does not run at
+/// once (it is stored for later, replaced or dropped): as in Throttler, their task stands for
+/// handing the call to the engine, which is done before they return. One task serves every
+/// such call, so a call makes no task of its own. Where `Task.immediate` exists the task has
+/// finished when it is made, so awaiting it never waits for a thread of the pool.
+let appliedCallTask: Task<Void, Never> = {
+    if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+        return Task.immediate {}
+    }
+    return Task {}
+}()
 
 /// The link between one call of a `Task`-returning overload and the task it returned.
 ///

@@ -215,12 +215,15 @@ extension TempoRegistry {
 // MARK: - Debounce
 
 extension TempoRegistry {
+    /// Applies a debounce call. Returns the task that runs it when it runs at once and is an
+    /// ``AsyncOperation``, else `nil`.
+    @discardableResult
     func debounce(
         _ key: GroupKey, duration: Duration, option: DebounceOptions, maxWait: Duration? = nil,
         operation: Operation
-    ) {
+    ) -> Task<Void, Never>? {
         let now = clock.now()
-        guard duration > .zero else { return operation.launch(clock) }
+        guard duration > .zero else { return operation.launchReturningTask(clock) }
         if case .ticket(let ticket) = operation {
             ticket.setWithdrawal { [self] in withdraw($0, debounce: key) }
         }
@@ -237,7 +240,7 @@ extension TempoRegistry {
         }
         result.replaced?.discard()
         result.catchUp?.launch(clock)
-        result.runNow?.launch(clock)
+        return result.runNow?.launchReturningTask(clock)
     }
 
     private func debounceFired(_ key: GroupKey, generation: UInt64, at now: Duration) -> Duration? {
@@ -266,11 +269,14 @@ extension TempoRegistry {
 // MARK: - Throttle
 
 extension TempoRegistry {
+    /// Applies a throttle call. Returns the task that runs it when it runs at once and is an
+    /// ``AsyncOperation``, else `nil`.
+    @discardableResult
     func throttle(
         _ key: GroupKey, duration: Duration, option: ThrottleOptions, operation: Operation
-    ) {
+    ) -> Task<Void, Never>? {
         let now = clock.now()
-        guard duration > .zero else { return operation.launch(clock) }
+        guard duration > .zero else { return operation.launchReturningTask(clock) }
         if case .ticket(let ticket) = operation {
             ticket.setWithdrawal { [self] in withdraw($0, throttle: key) }
         }
@@ -282,7 +288,7 @@ extension TempoRegistry {
         }
         result.dropped?.discard()
         result.catchUp?.launch(clock)
-        result.runNow?.launch(clock)
+        return result.runNow?.launchReturningTask(clock)
     }
 
     private func throttleFired(_ key: GroupKey, generation: UInt64, at now: Duration) -> Duration? {

@@ -1,4 +1,4 @@
-/// How ``debounce(_:identifier:by:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,_,_,_,_,()->Void)`` treats a burst of calls.
+/// How ``debounce(_:identifier:by:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,_,StaticString,_,_,()->Void)`` treats a burst of calls.
 ///
 /// ```swift
 /// debounce(.milliseconds(300), option: .runFirst) { save() }   // first now, last at the end
@@ -32,7 +32,7 @@ public enum DebounceOptions: Sendable, Hashable {
     case leading
 }
 
-/// How ``throttle(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,_,_,_,()->Void)`` treats calls inside an open window.
+/// How ``throttle(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,StaticString,_,_,()->Void)`` treats calls inside an open window.
 ///
 /// ```swift
 /// throttle(.milliseconds(100), option: .ensureLast) { render(offset) }
