@@ -1,5 +1,5 @@
 import Synchronization
-import Tempo
+@_spi(Benchmarks) import Tempo
 
 #if canImport(Glibc)
     import Glibc
@@ -226,15 +226,23 @@ private func throughput(
 /// `callers` threads calling `debounce` at once for `length`, each on its own identifier
 /// (`shared == false`) or all on one. Calls replace a pending call (the window is an hour
 /// long). Returns total calls per second.
-func concurrentDebounce(callers: Int, length: Duration, shared: Bool) -> Double {
+/// With `shards`, the calls go to a registry of that many shards instead of the shared one.
+func concurrentDebounce(callers: Int, length: Duration, shared: Bool, shards: Int? = nil)
+    -> Double
+{
     let log = RunLog()
+    let registry =
+        shards.map { TempoRegistry(clock: ContinuousClock(), shardCount: $0) }
+        ?? TempoRegistry.shared
     let result = throughput(callers: callers, length: length) { _, k in
         let identifier = shared ? "shared" : "caller-\(k)"
-        for i in 0..<64 {
-            debounce(.seconds(3_600), identifier: identifier, by: .taskContext) { log.ran(i) }
+        registry.withCurrent {
+            for i in 0..<64 {
+                debounce(.seconds(3_600), identifier: identifier, by: .taskContext) { log.ran(i) }
+            }
         }
     }
-    TempoRegistry.shared.cancelAll()
+    registry.cancelAll()
     return result
 }
 

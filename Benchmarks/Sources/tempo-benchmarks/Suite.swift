@@ -14,7 +14,7 @@ func progress(_ message: String) {
 
 /// The parts of the suite, for `--only`.
 enum Section: String, CaseIterable, Sendable {
-    case costs, concurrency, memory, lateness, ordering
+    case costs, concurrency, shards, memory, lateness, ordering
 }
 
 /// Runs every benchmark and checks the targets.
@@ -42,6 +42,7 @@ struct Suite {
         if sections.contains(.concurrency) {
             await concurrency(into: &report, floor: floor.median)
         }
+        if sections.contains(.shards) { shardCounts(into: &report) }
         if sections.contains(.memory) { memory(into: &report) }
         if sections.contains(.lateness) { await lateness(into: &report) }
         if sections.contains(.ordering) { await ordering(into: &report) }
@@ -253,6 +254,35 @@ struct Suite {
                     note: "callers on distinct identifiers still share one lock and one timer "
                         + "heap: see Docs/Tempo.docc/Performance.md."))
         }
+    }
+
+    /// The registry's shard count against plain threads on distinct identifiers: what the
+    /// default (the smallest power of two at least the processor count) is chosen from.
+    private func shardCounts(into report: inout Report) {
+        let repetitions = max(3, config.repetitions / 2)
+        for callers in [1, 2, 8, 16] {
+            var one: Double?
+            for shards in [1, 2, 4, 8, 16] {
+                progress("shards: \(callers) threads, \(shards) shards")
+                let values = (0..<repetitions).map { _ in
+                    concurrentDebounce(
+                        callers: callers, length: config.concurrentLength, shared: false,
+                        shards: shards)
+                }
+                let stats = Stats(values)
+                if shards == 1 { one = stats.median }
+                let threads = callers == 1 ? "1 thread" : "\(callers) threads"
+                report.rows.append(
+                    Row(
+                        section: "shards",
+                        name: "`debounce`, \(threads), distinct identifiers, \(shards) shards",
+                        unit: .callsPerSecond, stats: stats,
+                        ratioToFloor: one.map { stats.median / $0 }))
+            }
+        }
+        report.notes.append(
+            "Shards: the × column is the row's total calls/s divided by the same threads with 1 "
+                + "shard.")
     }
 
     // MARK: Memory

@@ -1,5 +1,13 @@
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The engine behind Tempo's helpers: it owns the live state of every debounce and throttle
 /// group, every pending delay and every registered piece of running work, and the one timer
 /// each of them needs.
@@ -34,7 +42,10 @@ import Synchronization
 /// group that was removed or re-armed since does nothing.
 public final class TempoRegistry: Sendable {
     let clock: EngineClock
-    private let tables = Lock(Tables())
+    /// The tables, split by key hash so that callers on distinct keys rarely share a lock.
+    private let shards: [Shard]
+    /// `shards.count - 1`; the count is a power of two.
+    private let shardMask: Int
     private let timerCount = Atomic<Int>(0)
     /// The running named `repeat` loops, by name.
     let repeatsByName = Lock<[String: RepeatControl]>([:])
@@ -43,8 +54,20 @@ public final class TempoRegistry: Sendable {
     ///
     /// - Parameter clock: Any clock measured in `Duration`. Instants are kept as offsets from
     ///   the clock's reading when the registry is made.
-    public init<C: Clock>(clock: C) where C.Duration == Duration {
+    public convenience init<C: Clock>(clock: C) where C.Duration == Duration {
+        self.init(clock: clock, shardCount: Self.defaultShardCount)
+    }
+
+    /// A registry with `shardCount` shards (rounded up to a power of two, at least 1), for
+    /// measuring how the count matters.
+    @_spi(Benchmarks)
+    public init<C: Clock>(clock: C, shardCount: Int) where C.Duration == Duration {
         self.clock = EngineClock(clock)
+        var count = 1
+        while count < min(max(shardCount, 1), Self.maximumShardCount) { count <<= 1 }
+        let bits = UInt64(count.trailingZeroBitCount)
+        shards = (0..<count).map { Shard(index: UInt64($0), bits: bits) }
+        shardMask = count - 1
     }
 
     /// The registry of the whole program, on `ContinuousClock`.
@@ -85,14 +108,12 @@ public final class TempoRegistry: Sendable {
     /// How many keys hold live state: debounce and throttle groups, pending delays and
     /// registered running work. Zero when the program is idle.
     public var liveKeyCount: Int {
-        tables.withLock { $0.count }
+        shards.reduce(0) { total, shard in total + shard.tables.withLock { $0.count } }
     }
 
     /// The slots the tables have room for: follows the live keys, not the peak (for tests).
     var tableCapacity: Int {
-        tables.withLock {
-            $0.debounces.capacity + $0.throttles.capacity + $0.delays.capacity + $0.work.capacity
-        }
+        shards.reduce(0) { total, shard in total + shard.tables.withLock { $0.capacity } }
     }
 
     /// The time on this registry's clock, as an offset from when the registry was made.
@@ -121,16 +142,55 @@ extension TempoRegistry {
         var throttles: [GroupKey: Slot<ThrottleState<Operation>>] = [:]
         var delays: [UInt64: Slot<DelayState>] = [:]
         var work: [UInt64: WorkRecord] = [:]
-        /// The last generation or id handed out; ids are never reused.
+        /// The last generation or id handed out in this shard; never reused.
         var lastID: UInt64 = 0
+        /// This shard's index, and how many low bits of an id hold it.
+        let index: UInt64
+        let bits: UInt64
 
         var count: Int { debounces.count + throttles.count + delays.count + work.count }
 
+        var capacity: Int {
+            debounces.capacity + throttles.capacity + delays.capacity + work.capacity
+        }
+
+        /// A new id for a delay or a work record: its low bits name this shard, so the id
+        /// alone finds the shard again.
         mutating func nextID() -> UInt64 {
             lastID &+= 1
-            return lastID
+            return lastID << bits | index
         }
     }
+
+    /// One lock and the tables behind it. A class, so that the shards can sit in an array.
+    final class Shard: Sendable {
+        let tables: Lock<Tables>
+        init(index: UInt64, bits: UInt64) { tables = Lock(Tables(index: index, bits: bits)) }
+    }
+
+    /// At most this many shards, whatever the processor count.
+    static let maximumShardCount = 64
+
+    /// The smallest power of two at least the number of active processors (capped): enough
+    /// that callers running at the same moment, one per core, seldom meet on one lock.
+    static let defaultShardCount: Int = {
+        #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
+            let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        #else
+            let cores = 1
+        #endif
+        var count = 1
+        while count < min(max(cores, 1), maximumShardCount) { count <<= 1 }
+        return count
+    }()
+
+    /// The shard that holds `key`'s groups, delays and work records.
+    @inline(__always)
+    func shard(_ key: GroupKey) -> Shard { shards[key.hashValue & shardMask] }
+
+    /// The shard an id of ``Tables/nextID()`` came from.
+    @inline(__always)
+    func shard(id: UInt64) -> Shard { shards[Int(truncatingIfNeeded: id) & shardMask] }
 
     /// A pending `delay` or `execute`.
     struct DelayState {
@@ -194,7 +254,7 @@ extension TempoRegistry {
         generation: UInt64,
         _ fire: @Sendable (inout State) -> (run: Operation?, next: Duration?)
     ) -> Duration? {
-        let result = tables.withLock { tables -> (run: Operation?, next: Duration?)? in
+        let result = shard(key).tables.withLock { tables -> (run: Operation?, next: Duration?)? in
             guard var slot = tables[keyPath: table][key], slot.generation == generation else {
                 return nil
             }
@@ -227,7 +287,7 @@ extension TempoRegistry {
         if case .ticket(let ticket) = operation {
             ticket.setWithdrawal { [self] in withdraw($0, debounce: key) }
         }
-        let result = tables.withLock { tables in
+        let result = shard(key).tables.withLock { tables in
             // One hash: the slot is updated in place (a new group starts with a default slot).
             update(
                 &tables.debounces[key, default: Slot(state: DebounceState())],
@@ -251,7 +311,7 @@ extension TempoRegistry {
     }
 
     private func withdraw(_ ticket: Ticket, debounce key: GroupKey) {
-        let timer = tables.withLock { tables -> TimerRef? in
+        let timer = shard(key).tables.withLock { tables -> TimerRef? in
             guard var slot = tables.debounces[key], slot.state.pending?.isTicket(ticket) == true
             else { return nil }
             _ = slot.state.cancelPending()
@@ -280,7 +340,7 @@ extension TempoRegistry {
         if case .ticket(let ticket) = operation {
             ticket.setWithdrawal { [self] in withdraw($0, throttle: key) }
         }
-        let result = tables.withLock { tables in
+        let result = shard(key).tables.withLock { tables in
             update(
                 &tables.throttles[key, default: Slot(state: ThrottleState())],
                 lastID: &tables.lastID, kind: .throttle(key)
@@ -299,7 +359,7 @@ extension TempoRegistry {
     }
 
     private func withdraw(_ ticket: Ticket, throttle key: GroupKey) {
-        tables.withLock { tables in
+        shard(key).tables.withLock { tables in
             guard tables.throttles[key]?.state.trailing?.isTicket(ticket) == true else { return }
             _ = tables.throttles[key]?.state.cancelTrailing()
         }
@@ -314,7 +374,7 @@ extension TempoRegistry {
         let now = clock.now()
         guard duration > .zero else { return operation.launch(clock) }
         let deadline = now.adding(duration)
-        tables.withLock { tables in
+        shard(key).tables.withLock { tables in
             let id = tables.nextID()
             if case .ticket(let ticket) = operation {
                 ticket.setWithdrawal { [self] _ in cancelDelay(id) }
@@ -329,7 +389,7 @@ extension TempoRegistry {
     }
 
     private func delayFired(_ id: UInt64, at now: Duration) -> Duration? {
-        let due = tables.withLock { tables -> Operation? in
+        let due = shard(id: id).tables.withLock { tables -> Operation? in
             guard let slot = tables.delays[id] else { return nil }
             guard slot.state.deadline <= now else { return nil }
             tables.delays.removeLive(id)
@@ -340,7 +400,7 @@ extension TempoRegistry {
     }
 
     private func cancelDelay(_ id: UInt64) {
-        let slot = tables.withLock { $0.delays.removeLive(id) }
+        let slot = shard(id: id).tables.withLock { $0.delays.removeLive(id) }
         slot?.timer?.cancel()
     }
 }
@@ -362,7 +422,7 @@ extension TempoRegistry {
         column: UInt, state: TempoSnapshot.State
     ) -> UInt64 {
         let key = GroupKey(identifier, fileID, line, column)
-        return tables.withLock { tables in
+        return shard(key).tables.withLock { tables in
             let id = tables.nextID()
             tables.work[id] = WorkRecord(kind: kind, key: key, state: state)
             return id
@@ -371,12 +431,12 @@ extension TempoRegistry {
 
     /// Updates what registered work is doing.
     package func updateWork(_ id: UInt64, _ state: TempoSnapshot.State) {
-        tables.withLock { $0.work[id]?.state = state }
+        shard(id: id).tables.withLock { $0.work[id]?.state = state }
     }
 
     /// Removes registered work.
     package func endWork(_ id: UInt64) {
-        tables.withLock { _ = $0.work.removeLive(id) }
+        shard(id: id).tables.withLock { _ = $0.work.removeLive(id) }
     }
 }
 
@@ -395,26 +455,32 @@ extension TempoRegistry {
     /// ```
     public func cancelAll() {
         let now = clock.now()
-        let (timers, due, dropped) = tables.withLock {
-            tables -> ([TimerRef], [Operation], [Operation]) in
-            var timers: [TimerRef] = []
-            var due: [Operation] = []
-            var dropped: [Operation] = []
-            func add(_ timer: TimerRef?, _ outcome: (due: Operation?, dropped: Operation?)) {
-                if let timer { timers.append(timer) }
-                if let operation = outcome.due { due.append(operation) }
-                if let operation = outcome.dropped { dropped.append(operation) }
+        var timers: [TimerRef] = []
+        var due: [Operation] = []
+        var dropped: [Operation] = []
+        for shard in shards {
+            shard.tables.withLock { tables in
+                func add(_ timer: TimerRef?, _ outcome: (due: Operation?, dropped: Operation?)) {
+                    if let timer { timers.append(timer) }
+                    if let operation = outcome.due { due.append(operation) }
+                    if let operation = outcome.dropped { dropped.append(operation) }
+                }
+                for var slot in tables.debounces.values {
+                    add(slot.timer, slot.state.cancel(at: now))
+                }
+                for var slot in tables.throttles.values {
+                    add(slot.timer, slot.state.cancel(at: now))
+                }
+                for slot in tables.delays.values {
+                    let operation = slot.state.operation
+                    add(
+                        slot.timer, slot.state.deadline <= now ? (operation, nil) : (nil, operation)
+                    )
+                }
+                tables.debounces.removeAll()
+                tables.throttles.removeAll()
+                tables.delays.removeAll()
             }
-            for var slot in tables.debounces.values { add(slot.timer, slot.state.cancel(at: now)) }
-            for var slot in tables.throttles.values { add(slot.timer, slot.state.cancel(at: now)) }
-            for slot in tables.delays.values {
-                let operation = slot.state.operation
-                add(slot.timer, slot.state.deadline <= now ? (operation, nil) : (nil, operation))
-            }
-            tables.debounces.removeAll()
-            tables.throttles.removeAll()
-            tables.delays.removeAll()
-            return (timers, due, dropped)
         }
         for timer in timers { timer.cancel() }
         for operation in dropped { operation.discard() }
@@ -429,35 +495,35 @@ extension TempoRegistry {
     /// ```
     public func snapshot() -> TempoSnapshot {
         let now = clock.now()
-        var entries: [TempoSnapshot.Entry] = tables.withLock { tables in
-            var entries: [TempoSnapshot.Entry] = []
-            entries.reserveCapacity(tables.count)
-            for (key, slot) in tables.debounces {
-                let due = slot.state.pending == nil ? nil : slot.state.deadline
-                entries.append(
-                    .init(
-                        kind: .debounce, key: key.description,
-                        state: .debounce(runsAt: due, quietUntil: slot.state.quietUntil)))
+        var entries: [TempoSnapshot.Entry] = []
+        for shard in shards {
+            shard.tables.withLock { tables in
+                for (key, slot) in tables.debounces {
+                    let due = slot.state.pending == nil ? nil : slot.state.deadline
+                    entries.append(
+                        .init(
+                            kind: .debounce, key: key.description,
+                            state: .debounce(runsAt: due, quietUntil: slot.state.quietUntil)))
+                }
+                for (key, slot) in tables.throttles {
+                    entries.append(
+                        .init(
+                            kind: .throttle, key: key.description,
+                            state: .throttle(
+                                windowClosesAt: slot.state.closesAt ?? now,
+                                trailingPending: slot.state.trailing != nil)))
+                }
+                for slot in tables.delays.values {
+                    entries.append(
+                        .init(
+                            kind: .delay, key: slot.state.key.description,
+                            state: .delay(runsAt: slot.state.deadline)))
+                }
+                for record in tables.work.values {
+                    entries.append(
+                        .init(kind: record.kind, key: record.key.description, state: record.state))
+                }
             }
-            for (key, slot) in tables.throttles {
-                entries.append(
-                    .init(
-                        kind: .throttle, key: key.description,
-                        state: .throttle(
-                            windowClosesAt: slot.state.closesAt ?? now,
-                            trailingPending: slot.state.trailing != nil)))
-            }
-            for slot in tables.delays.values {
-                entries.append(
-                    .init(
-                        kind: .delay, key: slot.state.key.description,
-                        state: .delay(runsAt: slot.state.deadline)))
-            }
-            for record in tables.work.values {
-                entries.append(
-                    .init(kind: record.kind, key: record.key.description, state: record.state))
-            }
-            return entries
         }
         entries.sort { ($0.kind.rawValue, $0.key) < ($1.kind.rawValue, $1.key) }
         return TempoSnapshot(now: now, entries: entries)
@@ -471,7 +537,9 @@ extension TempoRegistry {
     /// is cancelled and its key is removed. Does nothing for a key that is not live.
     func cancelDebounce(_ key: GroupKey) {
         let now = clock.now()
-        guard var slot = tables.withLock({ $0.debounces.removeLive(key) }) else { return }
+        guard var slot = shard(key).tables.withLock({ $0.debounces.removeLive(key) }) else {
+            return
+        }
         slot.timer?.cancel()
         let (due, dropped) = slot.state.cancel(at: now)
         dropped?.discard()
@@ -481,7 +549,7 @@ extension TempoRegistry {
     /// Runs a debounce group's pending call now, if it has one.
     func flushDebounce(_ key: GroupKey) {
         let now = clock.now()
-        let (run, timer) = tables.withLock { tables -> (Operation?, TimerRef?) in
+        let (run, timer) = shard(key).tables.withLock { tables -> (Operation?, TimerRef?) in
             guard var slot = tables.debounces[key], let run = slot.state.flush(at: now) else {
                 return (nil, nil)
             }
@@ -502,7 +570,7 @@ extension TempoRegistry {
     /// When a debounce group's pending call runs, if it has one.
     func pendingDebounce(_ key: GroupKey) -> PendingCall? {
         let now = clock.now()
-        let runsAt = tables.withLock { $0.debounces[key]?.state.pendingDeadline }
+        let runsAt = shard(key).tables.withLock { $0.debounces[key]?.state.pendingDeadline }
         return runsAt.map { PendingCall(runsAt: $0, now: now) }
     }
 
@@ -510,7 +578,9 @@ extension TempoRegistry {
     /// cancelled and its key is removed. Does nothing for a key that is not live.
     func cancelThrottle(_ key: GroupKey) {
         let now = clock.now()
-        guard var slot = tables.withLock({ $0.throttles.removeLive(key) }) else { return }
+        guard var slot = shard(key).tables.withLock({ $0.throttles.removeLive(key) }) else {
+            return
+        }
         slot.timer?.cancel()
         let (due, dropped) = slot.state.cancel(at: now)
         dropped?.discard()
@@ -520,7 +590,7 @@ extension TempoRegistry {
     /// Runs a throttle group's trailing call now, if it has one; the run opens a new window.
     func flushThrottle(_ key: GroupKey) {
         let now = clock.now()
-        let (run, timer) = tables.withLock { tables -> (Operation?, TimerRef?) in
+        let (run, timer) = shard(key).tables.withLock { tables -> (Operation?, TimerRef?) in
             guard var slot = tables.throttles[key], let run = slot.state.flush(at: now) else {
                 return (nil, nil)
             }
@@ -539,7 +609,7 @@ extension TempoRegistry {
     /// When a throttle group's trailing call runs, if it has one.
     func pendingThrottle(_ key: GroupKey) -> PendingCall? {
         let now = clock.now()
-        let runsAt = tables.withLock { $0.throttles[key]?.state.pendingDeadline }
+        let runsAt = shard(key).tables.withLock { $0.throttles[key]?.state.pendingDeadline }
         return runsAt.map { PendingCall(runsAt: $0, now: now) }
     }
 }
