@@ -110,7 +110,7 @@ public func debounce(
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    operation: @escaping @Sendable () async throws -> Void
+    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
         TempoRegistry.current.debounce(

@@ -105,8 +105,9 @@ public final class Debouncer: Sendable {
     }
 
     /// Debounces an asynchronous, throwing operation, and returns the task that runs it if this
-    /// call is the one that runs; as the `Task`-returning `debounce`. Cancelling the task
-    /// before the operation starts withdraws the call. Errors go to `onError`.
+    /// call is the one that runs; as the `Task`-returning `debounce`. The operation runs
+    /// isolated to ``actorType``, across its `await`s. Cancelling the task before the
+    /// operation starts withdraws the call. Errors go to `onError`.
     ///
     /// ```swift
     /// saver(onError: { log($0) }) { try await api.save(draft) }
@@ -114,7 +115,7 @@ public final class Debouncer: Sendable {
     @discardableResult
     public func callAsFunction(
         onError: (@Sendable (any Error) -> Void)? = nil,
-        _ operation: @escaping @Sendable () async throws -> Void
+        _ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
     ) -> Task<Void, Never> {
         ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
             registry.debounce(

@@ -92,8 +92,9 @@ public final class Throttler: Sendable {
     }
 
     /// Throttles an asynchronous, throwing operation, and returns the task that runs it if this
-    /// call is one that runs; as the `Task`-returning `throttle`. Cancelling the task before
-    /// the operation starts withdraws the call. Errors go to `onError`.
+    /// call is one that runs; as the `Task`-returning `throttle`. The operation runs isolated
+    /// to ``actorType``, across its `await`s. Cancelling the task before the operation starts
+    /// withdraws the call. Errors go to `onError`.
     ///
     /// ```swift
     /// refresher(onError: { log($0) }) { try await feed.refresh() }
@@ -101,7 +102,7 @@ public final class Throttler: Sendable {
     @discardableResult
     public func callAsFunction(
         onError: (@Sendable (any Error) -> Void)? = nil,
-        _ operation: @escaping @Sendable () async throws -> Void
+        _ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
     ) -> Task<Void, Never> {
         ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
             registry.throttle(key, duration: duration, option: option, operation: $0)

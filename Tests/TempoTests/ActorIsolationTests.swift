@@ -1,0 +1,246 @@
+import TempoTesting
+import Testing
+
+@testable import Tempo
+
+/// Whether the code that evaluated `isolation` (its `#isolation`) runs on `actorType`'s actor.
+/// Checked statically first, so a wrong actor records a failure rather than trapping, then by
+/// the runtime's `assertIsolated()`.
+@Sendable private func runs(on actorType: ActorType, _ isolation: (any Actor)?) -> Bool {
+    switch actorType {
+    case .mainActor:
+        guard isolation === MainActor.shared else { return false }
+        MainActor.assertIsolated()
+    case .ownedActor:
+        guard isolation === TempoActor.shared else { return false }
+        TempoActor.shared.assertIsolated()
+    case .taskContext:
+        break
+    }
+    return true
+}
+
+/// Blocks the calling thread (and so the actor it runs on) until `condition` holds, then for
+/// `extra` more: a window in which work sent to that actor cannot start.
+private func hold(
+    within limit: Duration = .seconds(5), then extra: Duration,
+    until condition: () -> Bool = { true }
+) {
+    let clock = ContinuousClock()
+    let end = clock.now + limit
+    while !condition(), clock.now < end {}
+    let release = clock.now + extra
+    while clock.now < release {}
+}
+
+@Suite struct ActorIsolationTests {
+    // MARK: The operation runs on its actor (issue 9, item 1)
+
+    @Test(arguments: [ActorType.mainActor, .ownedActor])
+    func everyAsyncOverloadRunsItsOperationOnItsActor(_ actor: ActorType) async {
+        let checks = Log<String>()
+        await onManualClock { clock, registry in
+            let debouncer = Debouncer(.milliseconds(10), by: actor, registry: registry)
+            let throttler = Throttler(.milliseconds(10), by: actor, registry: registry)
+            let tasks = [
+                debounce(.milliseconds(10), identifier: "iso", by: actor) {
+                    () async in
+                    if runs(on: actor, #isolation) { checks.append("debounce") }
+                },
+                debounce(.zero, by: actor) {
+                    () async in
+                    if runs(on: actor, #isolation) { checks.append("debounce now") }
+                },
+                throttle(.milliseconds(10), identifier: "iso", by: actor) {
+                    () async in
+                    if runs(on: actor, #isolation) { checks.append("throttle") }
+                },
+                delay(.milliseconds(10), by: actor) {
+                    () async in
+                    if runs(on: actor, #isolation) { checks.append("delay") }
+                },
+                execute(with: .milliseconds(10), on: actor) {
+                    () async in
+                    if runs(on: actor, #isolation) { checks.append("execute later") }
+                },
+                execute(on: actor) {
+                    () async in
+                    if runs(on: actor, #isolation) { checks.append("execute now") }
+                },
+                `repeat`(every: .seconds(1), times: 1, startingImmediately: true, by: actor) {
+                    () async in
+                    if runs(on: actor, #isolation) { checks.append("repeat") }
+                },
+                debouncer {
+                    () async in
+                    if runs(on: actor, #isolation) { checks.append("Debouncer") }
+                },
+                throttler {
+                    () async in
+                    if runs(on: actor, #isolation) { checks.append("Throttler") }
+                },
+            ]
+            await clock.advance(by: .milliseconds(10))
+            for task in tasks { await task.value }
+            withExtendedLifetime((debouncer, throttler)) {}
+        }
+        #expect(
+            Set(checks.all) == [
+                "debounce", "debounce now", "throttle", "delay", "execute later", "execute now",
+                "repeat", "Debouncer", "Throttler",
+            ])
+        #expect(checks.count == 9)
+    }
+
+    @Test func aSuspendedOperationKeepsItsActorAcrossAwait() async {
+        let checks = Log<Bool>()
+        await onManualClock { clock, _ in
+            let main = delay(.milliseconds(5), by: .mainActor) {
+                await Task.yield()
+                checks.append(runs(on: .mainActor, #isolation))
+            }
+            let owned = delay(.milliseconds(5), by: .ownedActor) {
+                await Task.yield()
+                checks.append(runs(on: .ownedActor, #isolation))
+            }
+            await clock.advance(by: .milliseconds(5))
+            await main.value
+            await owned.value
+        }
+        #expect(checks.all == [true, true])
+    }
+
+    // MARK: .ownedActor operations never overlap (issue 9, item 1)
+
+    @Test func ownedActorOperationsRunOneAtATimeAcrossTheirAwaits() async {
+        let running = Lock((now: 0, most: 0, syncSawOthers: false))
+        @Sendable func enter() {
+            running.withLock {
+                $0.now += 1
+                $0.most = max($0.most, $0.now)
+            }
+        }
+        @Sendable func leave() { running.withLock { $0.now -= 1 } }
+        for _ in 0..<3 {
+            var tasks: [Task<Void, Never>] = []
+            for index in 0..<4 {
+                tasks.append(
+                    execute(on: .ownedActor) {
+                        enter()
+                        for _ in 0..<50 { await Task.yield() }
+                        leave()
+                    })
+                if index == 0 {
+                    // A synchronous operation waits for its turn too.
+                    delay(.zero, by: .ownedActor) {
+                        running.withLock { if $0.now > 0 { $0.syncSawOthers = true } }
+                    }
+                }
+            }
+            for task in tasks { await task.value }
+        }
+        let result = running.withLock { $0 }
+        #expect(result.most == 1)
+        #expect(!result.syncSawOthers)
+    }
+
+    // MARK: A cancel stops an operation that was launched but has not started (item 3)
+
+    @Test @MainActor func cancellingALaunchedThrottleTaskOnItsActorStopsIt() async {
+        let ran = Log<Int>()
+        let registry = TempoRegistry(clock: ContinuousClock())
+        for round in 0..<10 {
+            // The leading call is launched at once; its operation needs the main actor, which
+            // this test holds until it has cancelled the task.
+            let task = registry.withCurrent {
+                throttle(.seconds(1), identifier: "launched", by: .mainActor) { () async in
+                    ran.append(round)
+                }
+            }
+            hold(then: .milliseconds(10))
+            task.cancel()
+            await task.value
+            registry.cancelThrottle(identifier: "launched")
+        }
+        #expect(ran.all == [])
+    }
+
+    @Test @MainActor func cancellingAFiredDebounceTaskOnItsActorStopsIt() async {
+        let ran = Log<Int>()
+        for round in 0..<10 {
+            let clock = ManualClock()
+            let registry = TempoRegistry(clock: clock)
+            let task = registry.withCurrent {
+                debounce(.milliseconds(10), by: .mainActor) { () async in ran.append(round) }
+            }
+            let advancing = Task.detached { await clock.advance(by: .milliseconds(10)) }
+            // The timer fires off the main actor; the operation cannot start until this returns.
+            hold(then: .milliseconds(10)) { registry.liveKeyCount == 0 }
+            task.cancel()
+            await task.value
+            await advancing.value
+            #expect(registry.liveKeyCount == 0)
+        }
+        #expect(ran.all == [])
+    }
+
+    @Test @MainActor func cancellingAnImmediateTaskOnItsActorStopsIt() async {
+        let ran = Log<Int>()
+        for round in 0..<10 {
+            let task = execute(on: .mainActor) { () async in ran.append(round) }
+            hold(then: .milliseconds(10))
+            task.cancel()
+            await task.value
+        }
+        #expect(ran.all == [])
+    }
+
+    // MARK: The timer runner's flag stays on the runner (issue 9, item 6)
+
+    @Test(arguments: ["mainActor", "ownedActor", "onMainActor"])
+    func realClockALeadingCallInsideAFiredOperationRunsInline(_ variant: String) async {
+        let registry = TempoRegistry(clock: ContinuousClock())
+        let inner = Debouncer(.seconds(60), by: .taskContext, option: .runFirst, registry: registry)
+        let outer = Debouncer(
+            .milliseconds(1), by: variant == "ownedActor" ? .ownedActor : .mainActor,
+            registry: registry)
+        let inline = Log<Bool>()
+        @Sendable func leadingCall() {
+            let ran = Lock(false)
+            inner { ran.withLock { $0 = true } }
+            inline.append(ran.withLock { $0 })
+            inner.cancel()
+        }
+        if variant == "onMainActor" {
+            outer.onMainActor { leadingCall() }
+        } else {
+            outer { leadingCall() }
+        }
+        #expect(await eventually { inline.count == 1 })
+        #expect(inline.all == [true])
+        withExtendedLifetime(outer) {}
+    }
+
+    // MARK: Named closures still compile (source compatibility)
+
+    @Test func namedAsyncClosuresAreAcceptedAndRun() async {
+        let ran = Log<String>()
+        let work: @Sendable () async throws -> Void = { ran.append("throws") }
+        let plain: @Sendable () async -> Void = { ran.append("plain") }
+        let onMain: @MainActor @Sendable () async -> Void = { ran.append("main") }
+        await onManualClock { clock, registry in
+            let tasks = [
+                debounce(.milliseconds(1), by: .taskContext, operation: work),
+                throttle(.milliseconds(1), by: .ownedActor, operation: work),
+                delay(.milliseconds(1), by: .mainActor, operation: work),
+                execute(on: .ownedActor, operation: plain),
+                execute(on: .mainActor, operation: onMain),
+                `repeat`(times: 1, startingImmediately: true, by: .taskContext, operation: work),
+                Debouncer(.zero, registry: registry)(work),
+            ]
+            await clock.advance(by: .milliseconds(1))
+            for task in tasks { await task.value }
+        }
+        #expect(ran.count == 7)
+    }
+}
