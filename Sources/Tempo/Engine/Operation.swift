@@ -66,9 +66,10 @@ enum Operation: Sendable {
 
 /// The link between one call of a `Task`-returning overload and the task it returned.
 ///
-/// The engine decides (``grant(_:)`` or ``close()``); the task waits (``wait()``) and then asks
-/// to ``start()``. Cancelling the task closes the ticket unless the operation already started,
-/// so once `cancel()` returns the operation can no longer start.
+/// The engine decides (``grant(_:)`` or ``close()``); the task waits (``wait()``) and then, on
+/// the operation's actor, asks to ``start()``. Cancelling the task closes the ticket unless the
+/// operation already started, so once `cancel()` returns the operation can no longer start,
+/// even if the engine had granted it and it was waiting for its actor.
 final class Ticket: Sendable {
     private enum State {
         case undecided
