@@ -20,17 +20,13 @@ import Testing
     return true
 }
 
-/// Blocks the calling thread (and so the actor it runs on) until `condition` holds, then for
-/// `extra` more: a window in which work sent to that actor cannot start.
-private func hold(
-    within limit: Duration = .seconds(5), then extra: Duration,
-    until condition: () -> Bool = { true }
-) {
+/// Blocks the calling thread, and so the actor it runs on, for `duration`: a window in which
+/// work sent to that actor cannot start. It waits for nothing else, so a busy pool cannot
+/// stretch it.
+private func hold(for duration: Duration) {
     let clock = ContinuousClock()
-    let end = clock.now + limit
-    while !condition(), clock.now < end {}
-    let release = clock.now + extra
-    while clock.now < release {}
+    let end = clock.now + duration
+    while clock.now < end {}
 }
 
 @Suite struct ActorIsolationTests {
@@ -157,7 +153,7 @@ private func hold(
                     ran.append(round)
                 }
             }
-            hold(then: .milliseconds(10))
+            hold(for: .milliseconds(10))
             task.cancel()
             await task.value
             registry.cancelThrottle(identifier: "launched")
@@ -168,17 +164,18 @@ private func hold(
     @Test @MainActor func cancellingAFiredDebounceTaskOnItsActorStopsIt() async {
         let ran = Log<Int>()
         for round in 0..<10 {
-            let clock = ManualClock()
+            let clock = ScriptedClock()
             let registry = TempoRegistry(clock: clock)
             let task = registry.withCurrent {
                 debounce(.milliseconds(10), by: .mainActor) { () async in ran.append(round) }
             }
-            let advancing = Task.detached { await clock.advance(by: .milliseconds(10)) }
-            // The timer fires off the main actor; the operation cannot start until this returns.
-            hold(then: .milliseconds(10)) { registry.liveKeyCount == 0 }
+            // The timer fires here, releasing the call; its operation needs the main actor,
+            // which this test holds until it has cancelled the task.
+            clock.set(.milliseconds(10))
+            #expect(clock.fire(0) == nil)
+            hold(for: .milliseconds(10))
             task.cancel()
             await task.value
-            await advancing.value
             #expect(registry.liveKeyCount == 0)
         }
         #expect(ran.all == [])
@@ -188,7 +185,7 @@ private func hold(
         let ran = Log<Int>()
         for round in 0..<10 {
             let task = execute(on: .mainActor) { () async in ran.append(round) }
-            hold(then: .milliseconds(10))
+            hold(for: .milliseconds(10))
             task.cancel()
             await task.value
         }
