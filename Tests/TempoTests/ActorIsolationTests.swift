@@ -195,23 +195,45 @@ private func hold(for duration: Duration) {
     // MARK: The timer runner's flag stays on the runner (issue 9, item 6)
 
     @Test(arguments: ["mainActor", "ownedActor", "onMainActor"])
-    func realClockALeadingCallInsideAFiredOperationRunsInline(_ variant: String) async {
+    func aLeadingCallInsideAnOperationATimerReleasedRunsInline(_ variant: String) async {
+        let inline = Log<Bool>()
+        await onManualClock { clock, registry in
+            let inner = Debouncer(
+                .seconds(60), by: .taskContext, option: .runFirst, registry: registry)
+            let outer = Debouncer(
+                .milliseconds(1), by: variant == "ownedActor" ? .ownedActor : .mainActor,
+                registry: registry)
+            @Sendable func leadingCall() {
+                let ran = Lock(false)
+                inner { ran.withLock { $0 = true } }
+                inline.append(ran.withLock { $0 })
+                inner.cancel()
+            }
+            if variant == "onMainActor" {
+                outer.onMainActor { leadingCall() }
+            } else {
+                outer { leadingCall() }
+            }
+            // A real clock's timer runner fires timers with this flag set; fire this one the same
+            // way. The advance returns once the operation it released has run.
+            await TimerDriver.$isRunner.withValue(true) {
+                await clock.advance(by: .milliseconds(1))
+            }
+            withExtendedLifetime((inner, outer)) {}
+        }
+        #expect(inline.all == [true])
+    }
+
+    @Test func realClockALeadingCallInsideAFiredOperationRunsInline() async {
         let registry = TempoRegistry(clock: ContinuousClock())
         let inner = Debouncer(.seconds(60), by: .taskContext, option: .runFirst, registry: registry)
-        let outer = Debouncer(
-            .milliseconds(1), by: variant == "ownedActor" ? .ownedActor : .mainActor,
-            registry: registry)
+        let outer = Debouncer(.milliseconds(1), by: .ownedActor, registry: registry)
         let inline = Log<Bool>()
-        @Sendable func leadingCall() {
+        outer {
             let ran = Lock(false)
             inner { ran.withLock { $0 = true } }
             inline.append(ran.withLock { $0 })
             inner.cancel()
-        }
-        if variant == "onMainActor" {
-            outer.onMainActor { leadingCall() }
-        } else {
-            outer { leadingCall() }
         }
         #expect(await eventually { inline.count == 1 })
         #expect(inline.all == [true])
