@@ -140,6 +140,34 @@ private func hold(for duration: Duration) {
         #expect(!result.syncSawOthers)
     }
 
+    @Test func anOwnedActorOperationAsleepOnTheManualClockDoesNotHangAdvance() async {
+        let log = Log<String>()
+        await onManualClock { clock, _ in
+            let sleeper = delay(.seconds(1), by: .ownedActor) {
+                log.append("sleeper starts")
+                try await Task.sleep(for: .seconds(1), clock: clock)
+                log.append("sleeper ends")
+            }
+            let next = delay(.milliseconds(1_500), by: .ownedActor) { () async in
+                log.append("next")
+            }
+            await clock.advance(by: .seconds(1))
+            #expect(log.all == ["sleeper starts"])
+            // At 1.5 s the next operation waits for the turn the sleeper holds while asleep on
+            // the clock: it counts as asleep too, so the advance goes on to 2 s.
+            let advanced = Lock(false)
+            Task {
+                await clock.advance(by: .seconds(1))
+                advanced.withLock { $0 = true }
+            }
+            #expect(await eventually { advanced.withLock { $0 } })
+            guard advanced.withLock({ $0 }) else { return }  // stuck: don't hang the run
+            #expect(log.all == ["sleeper starts", "sleeper ends", "next"])
+            await sleeper.value
+            await next.value
+        }
+    }
+
     // MARK: A cancel stops an operation that was launched but has not started (item 3)
 
     @Test @MainActor func cancellingALaunchedThrottleTaskOnItsActorStopsIt() async {

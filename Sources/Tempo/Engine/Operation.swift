@@ -39,7 +39,7 @@ enum Operation: Sendable {
         case .sync(let operation, .ownedActor):
             let token = clock.beginWork()
             Task { @TempoActor in
-                await TempoActor.perform(operation)
+                await TempoActor.perform(operation, work: token)
                 token?.finish()
             }
         case .main(let operation):
@@ -196,15 +196,16 @@ func ticketTask(
             await WorkToken.$current.withValue(token) {
                 await actorType.run {
                     // The claim is made here, on the actor: a cancel that returned first wins.
-                    guard let claimed = ticket.start() else { return }
+                    guard ticket.start() != nil else { return }
                     do {
                         try await operation()
                     } catch {
                         onError?(error)
                     }
-                    claimed?.finish()
                 }
             }
+            // After `run` has given up the actor's turn (see `TempoActor.passTurn()`).
+            token?.finish()
         } onCancel: {
             ticket.cancel()
         }

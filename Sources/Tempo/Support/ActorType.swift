@@ -66,42 +66,80 @@ extension ActorType {
 }
 
 extension TempoActor {
-    /// Who holds the turn, and who waits for it, first come first served.
+    /// Who holds the turn, and who waits for it, first come first served, with the work token
+    /// each one carries on a manual clock.
+    ///
+    /// A waiter whose clock is the holder's counts as asleep on that clock (it is parked): the
+    /// holder may be asleep on it, and an advance that waited for the waiter would then wait
+    /// for itself. While the holder runs, the advance waits for the holder instead, and the
+    /// waiter is unparked before the holder's work ends. A waiter behind work of another clock
+    /// (or of none) is not parked: its advance waits until that work gives the turn up.
     private struct Turn {
+        struct Waiter {
+            var continuation: CheckedContinuation<Void, Never>
+            var work: WorkToken?
+            var parked: Bool
+        }
+
         var held = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var holder: WorkToken?
+        var waiters: [Waiter] = []
         var next = 0
 
-        mutating func popFirst() -> CheckedContinuation<Void, Never>? {
+        func sharesClock(_ work: WorkToken?) -> Bool {
+            guard let work, let holder else { return false }
+            return work.host === holder.host
+        }
+
+        /// Hands the turn to the first waiter and re-parks the rest for the new holder's clock.
+        mutating func handOver() -> Waiter? {
             guard next < waiters.count else { return nil }
-            let waiter = waiters[next]
+            var first = waiters[next]
             next += 1
+            if first.parked {
+                first.work?.unpark()
+                first.parked = false
+            }
+            holder = first.work
+            for index in next..<waiters.count {
+                let parked = sharesClock(waiters[index].work)
+                guard parked != waiters[index].parked else { continue }
+                if parked { waiters[index].work?.park() } else { waiters[index].work?.unpark() }
+                waiters[index].parked = parked
+            }
             if next == waiters.count {
                 waiters.removeAll(keepingCapacity: waiters.count <= 64)
                 next = 0
             }
-            return waiter
+            return first
         }
     }
 
     @TempoActor private static var turn = Turn()
 
-    /// Waits until no other Tempo operation holds the actor's turn, then takes it. Free: no
-    /// suspension.
-    @TempoActor static func takeTurn() async {
+    /// Waits until no other Tempo operation holds the actor's turn, then takes it; at once,
+    /// with no suspension, when the turn is free.
+    @TempoActor static func takeTurn(_ work: WorkToken?) async {
         guard turn.held else {
             turn.held = true
+            turn.holder = work
             return
         }
-        await withCheckedContinuation { turn.waiters.append($0) }
+        let parked = turn.sharesClock(work)
+        if parked { work?.park() }
+        await withCheckedContinuation {
+            turn.waiters.append(Turn.Waiter(continuation: $0, work: work, parked: parked))
+        }
     }
 
-    /// Hands the turn to the next waiter, in the order they came, or frees it.
+    /// Hands the turn to the next waiter, in the order they came, or frees it. Called before
+    /// the holder's work token is finished, so an advance never sees both idle in between.
     @TempoActor static func passTurn() {
-        if let waiter = turn.popFirst() {
-            waiter.resume()
+        if let waiter = turn.handOver() {
+            waiter.continuation.resume()
         } else {
             turn.held = false
+            turn.holder = nil
         }
     }
 
@@ -109,7 +147,7 @@ extension TempoActor {
     @TempoActor static func start(
         _ body: nonisolated(nonsending) @Sendable () async throws -> Void
     ) async rethrows {
-        await takeTurn()
+        await takeTurn(WorkToken.current)
         defer { passTurn() }
         // Keeps the hop to the actor: see `MainActor.start(_:)`.
         TempoActor.shared.preconditionIsolated()
@@ -117,8 +155,8 @@ extension TempoActor {
     }
 
     /// Runs a synchronous `operation` on the actor, in its turn: at once when the turn is free.
-    @TempoActor static func perform(_ operation: @Sendable () -> Void) async {
-        await takeTurn()
+    @TempoActor static func perform(_ operation: @Sendable () -> Void, work: WorkToken?) async {
+        await takeTurn(work)
         operation()
         passTurn()
     }
