@@ -252,22 +252,6 @@ private func hold(for duration: Duration) {
         #expect(inline.all == [true])
     }
 
-    @Test func realClockALeadingCallInsideAFiredOperationRunsInline() async {
-        let registry = TempoRegistry(clock: ContinuousClock())
-        let inner = Debouncer(.seconds(60), by: .taskContext, option: .runFirst, registry: registry)
-        let outer = Debouncer(.milliseconds(1), by: .ownedActor, registry: registry)
-        let inline = Log<Bool>()
-        outer {
-            let ran = Lock(false)
-            inner { ran.withLock { $0 = true } }
-            inline.append(ran.withLock { $0 })
-            inner.cancel()
-        }
-        #expect(await eventually { inline.count == 1 })
-        #expect(inline.all == [true])
-        withExtendedLifetime(outer) {}
-    }
-
     // MARK: Named closures still compile (source compatibility)
 
     @Test func namedAsyncClosuresAreAcceptedAndRun() async {
