@@ -118,7 +118,7 @@ public func debounce(
     line: UInt = #line,
     column: UInt = #column,
     onError: (@Sendable (any Error) -> Void)? = nil,
-    operation: @escaping @Sendable () async throws -> Void
+    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     TempoRegistry.current.debounce(
         GroupKey(identifier, fileID, line, column), duration: duration, option: option,

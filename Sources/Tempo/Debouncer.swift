@@ -110,6 +110,7 @@ public final class Debouncer: Sendable {
     /// withdraws the call. Errors go to `onError`. (The free `async throws` `debounce` returns a
     /// task that only stands for the call having been applied, as Throttler's does; this form
     /// is the one whose task carries the operation.)
+    /// The operation runs isolated to ``actorType``, across its `await`s.
     ///
     /// ```swift
     /// saver(onError: { log($0) }) { try await api.save(draft) }
@@ -117,7 +118,7 @@ public final class Debouncer: Sendable {
     @discardableResult
     public func callAsFunction(
         onError: (@Sendable (any Error) -> Void)? = nil,
-        _ operation: @escaping @Sendable () async throws -> Void
+        _ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
     ) -> Task<Void, Never> {
         ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
             registry.debounce(

@@ -37,7 +37,8 @@ public func delay(
 /// Runs an asynchronous, throwing operation once `duration` has passed, and returns its task.
 ///
 /// Cancelling the task before the operation starts means it never runs. Errors go to
-/// `onError`. Zero or less runs it at once.
+/// `onError`. Zero or less runs it at once. The operation runs isolated to `actorType`,
+/// across its `await`s (see ``ActorType``).
 ///
 /// ```swift
 /// let undo = delay(.seconds(5), by: .taskContext) { try await mail.send(draft) }
@@ -52,7 +53,7 @@ public func delay(
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    operation: @escaping @Sendable () async throws -> Void
+    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     scheduledTask(
         after: duration, by: actorType, onError: onError,
@@ -65,7 +66,7 @@ func scheduledTask(
     by actorType: ActorType,
     onError: (@Sendable (any Error) -> Void)?,
     key: GroupKey,
-    operation: @escaping @Sendable () async throws -> Void
+    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
         TempoRegistry.current.delay(duration, key: key, operation: $0)

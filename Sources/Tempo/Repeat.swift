@@ -64,7 +64,7 @@ public func `repeat`(
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    operation: @escaping @Sendable () async throws -> Void
+    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     startRepeat(
         RepeatPlan(
@@ -96,7 +96,7 @@ public func `repeat`(
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    operation: @escaping @Sendable () async throws -> Void
+    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     startRepeat(
         RepeatPlan(
@@ -156,7 +156,7 @@ private func startRepeat(
     _ plan: RepeatPlan,
     clock: HelperClock,
     site: HelperSite,
-    operation: @escaping @Sendable () async throws -> Void
+    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     let registry = clock.registry
     let valid = plan.interval > .zero && (plan.limit.map { $0 > 0 } ?? true)
@@ -202,7 +202,7 @@ private func runLoop(
     token: WorkToken?,
     id: UInt64,
     control: RepeatControl,
-    operation: @escaping @Sendable () async throws -> Void
+    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) async -> WorkToken? {
     let registry = clock.registry
     var token = token

@@ -13,7 +13,8 @@ public func sleep(_ duration: Duration = .seconds(1)) async {
 }
 
 /// Runs an asynchronous operation on the chosen actor, after an optional wait, and returns its
-/// task. Cancelled before it starts, the operation never runs.
+/// task. The operation stays isolated to that actor across its `await`s (see ``ActorType``).
+/// Cancelled before it starts, the operation never runs.
 ///
 /// ```swift
 /// execute(with: .milliseconds(200), on: .ownedActor) { await cache.warm() }
@@ -35,7 +36,7 @@ public func execute(
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    operation: @escaping @Sendable () async -> Void
+    operation: nonisolated(nonsending) @escaping @Sendable () async -> Void
 ) -> Task<Void, Never> {
     scheduledTask(
         after: delay, by: actorType, onError: nil, key: GroupKey(nil, fileID, line, column),
@@ -57,6 +58,6 @@ public func execute(
     operation: @escaping @MainActor @Sendable () async -> Void
 ) -> Task<Void, Never> {
     scheduledTask(
-        after: delay, by: .taskContext, onError: nil, key: GroupKey(nil, fileID, line, column),
+        after: delay, by: .mainActor, onError: nil, key: GroupKey(nil, fileID, line, column),
         operation: { await operation() })
 }

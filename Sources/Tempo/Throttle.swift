@@ -103,7 +103,7 @@ public func throttle(
     line: UInt = #line,
     column: UInt = #column,
     onError: (@Sendable (any Error) -> Void)? = nil,
-    operation: @escaping @Sendable () async throws -> Void
+    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     TempoRegistry.current.throttle(
         GroupKey(identifier, fileID, line, column), duration: duration, option: option,

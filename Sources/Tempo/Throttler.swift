@@ -97,6 +97,7 @@ public final class Throttler: Sendable {
     /// Errors go to `onError`. (The free `async throws` `throttle` returns a task that only
     /// stands for the call having been applied, as Throttler's does; this form is the one whose
     /// task carries the operation.)
+    /// The operation runs isolated to ``actorType``, across its `await`s.
     ///
     /// ```swift
     /// refresher(onError: { log($0) }) { try await feed.refresh() }
@@ -104,7 +105,7 @@ public final class Throttler: Sendable {
     @discardableResult
     public func callAsFunction(
         onError: (@Sendable (any Error) -> Void)? = nil,
-        _ operation: @escaping @Sendable () async throws -> Void
+        _ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
     ) -> Task<Void, Never> {
         ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
             registry.throttle(key, duration: duration, option: option, operation: $0)

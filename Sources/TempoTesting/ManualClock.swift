@@ -306,4 +306,13 @@ extension ManualClock: DeterministicClock {
         }
         for waiter in waiters { waiter.resume() }
     }
+
+    package func park(_ work: WorkToken) {
+        let waiters = state.withLock { parkLocked(&$0, work) }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    package func unpark(_ work: WorkToken) {
+        state.withLock { unparkLocked(&$0, work) }
+    }
 }

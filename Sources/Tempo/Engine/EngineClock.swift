@@ -18,6 +18,16 @@ package protocol DeterministicClock: AnyObject, Sendable {
     func beginWork() -> UInt64
     /// Marks the end of work started with ``beginWork()``.
     func endWork(_ id: UInt64)
+    /// Counts started work as asleep while it waits for work that is (a turn on `TempoActor`
+    /// held by an operation asleep on the clock): an advance does not wait for it.
+    func park(_ work: WorkToken)
+    /// Counts parked work as running again, unless it has ended.
+    func unpark(_ work: WorkToken)
+}
+
+extension DeterministicClock {
+    package func park(_ work: WorkToken) {}
+    package func unpark(_ work: WorkToken) {}
 }
 
 /// Work started by a timer of a ``DeterministicClock`` (an operation on another actor, or the
@@ -44,6 +54,12 @@ package final class WorkToken: Sendable {
 
     /// Whether ``finish()`` has been called.
     package var isFinished: Bool { finished.load(ordering: .acquiring) }
+
+    /// See ``DeterministicClock/park(_:)``.
+    func park() { host.park(self) }
+
+    /// See ``DeterministicClock/unpark(_:)``.
+    func unpark() { host.unpark(self) }
 }
 
 /// A timer armed by the engine: an entry of the registry's ``TimerDriver`` on an ordinary clock,

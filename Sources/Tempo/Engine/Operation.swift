@@ -11,13 +11,24 @@ enum Operation: Sendable {
     case async(AsyncOperation)
 
     /// Runs the operation now, or hands it to its actor. Never blocks on another actor.
+    ///
+    /// Tasks started here never inherit the timer runner's ``TimerDriver/isRunner`` flag, so
+    /// code in an operation sees the flag of wherever it really runs.
     func launch(_ clock: EngineClock) {
+        if TimerDriver.isRunner {
+            TimerDriver.$isRunner.withValue(false) { launch(clock, onRunner: true) }
+        } else {
+            launch(clock, onRunner: false)
+        }
+    }
+
+    private func launch(_ clock: EngineClock, onRunner: Bool) {
         switch self {
         case .sync(let operation, .taskContext):
             // In the caller (a leading call) it runs right here. On a timer runner it gets a
             // task of its own, so a slow operation never holds up other timers.
-            if TimerDriver.isRunner {
-                Task { TimerDriver.$isRunner.withValue(false) { operation() } }
+            if onRunner {
+                Task { operation() }
             } else {
                 operation()
             }
@@ -30,7 +41,7 @@ enum Operation: Sendable {
         case .sync(let operation, .ownedActor):
             let token = clock.beginWork()
             Task { @TempoActor in
-                operation()
+                await TempoActor.perform(operation, work: token)
                 token?.finish()
             }
         case .main(let operation):
@@ -71,12 +82,13 @@ enum Operation: Sendable {
 /// errors go: the free `debounce` and `throttle` overloads hand the engine their call and
 /// return at once (Throttler's meaning of their task), so the engine launches it when it is due.
 struct AsyncOperation: Sendable {
-    let operation: @Sendable () async throws -> Void
+    let operation: nonisolated(nonsending) @Sendable () async throws -> Void
     let actorType: ActorType
     let onError: (@Sendable (any Error) -> Void)?
 
     init(
-        _ operation: @escaping @Sendable () async throws -> Void, on actorType: ActorType,
+        _ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void,
+        on actorType: ActorType,
         onError: (@Sendable (any Error) -> Void)?
     ) {
         self.operation = operation
@@ -90,15 +102,22 @@ struct AsyncOperation: Sendable {
     func launch(_ clock: EngineClock) -> Task<Void, Never> {
         let token = clock.beginWork()
         return Task { [operation, actorType, onError] in
+            // Bound out here: a closure handed to `withValue` inside `run` would leave the actor.
             await TimerDriver.$isRunner.withValue(false) {
                 await WorkToken.$current.withValue(token) {
-                    do {
-                        try await actorType.run(operation)
-                    } catch {
-                        onError?(error)
+                    await actorType.run {
+                        // A call that ran at once returned this task: cancelling it before the
+                        // operation starts on its actor stops it, as for `immediateTask`.
+                        guard !Task.isCancelled else { return }
+                        do {
+                            try await operation()
+                        } catch {
+                            onError?(error)
+                        }
                     }
                 }
             }
+            // After `run` has given up the actor's turn.
             token?.finish()
         }
     }
@@ -118,9 +137,10 @@ let appliedCallTask: Task<Void, Never> = {
 
 /// The link between one call of a `Task`-returning overload and the task it returned.
 ///
-/// The engine decides (``grant(_:)`` or ``close()``); the task waits (``wait()``) and then asks
-/// to ``start()``. Cancelling the task closes the ticket unless the operation already started,
-/// so once `cancel()` returns the operation can no longer start.
+/// The engine decides (``grant(_:)`` or ``close()``); the task waits (``wait()``) and then, on
+/// the operation's actor, asks to ``start()``. Cancelling the task closes the ticket unless the
+/// operation already started, so once `cancel()` returns the operation can no longer start,
+/// even if the engine had granted it and it was waiting for its actor.
 final class Ticket: Sendable {
     private enum State {
         case undecided
@@ -207,8 +227,19 @@ final class Ticket: Sendable {
         }
     }
 
+    /// The work token of a ticket the engine said run, while nobody has taken that back; `nil`
+    /// otherwise. A hint, read before hopping to the operation's actor so that a dropped call
+    /// costs no hop: only ``start()``, on the actor, decides.
+    var grantedToken: WorkToken?? {
+        state.withLock { state -> WorkToken?? in
+            if case .granted(let token) = state { return .some(token) }
+            return .none
+        }
+    }
+
     /// Claims the right to run. Returns `nil` when the call must not run, else the work token
-    /// (itself optional) to finish when the operation ends.
+    /// (itself optional) to finish when the operation ends. Called on the operation's actor,
+    /// right before the operation: a cancel that returned before this claim stops the call.
     func start() -> WorkToken?? {
         state.withLock { state -> WorkToken?? in
             guard case .granted(let token) = state else { return .none }
@@ -219,28 +250,36 @@ final class Ticket: Sendable {
 }
 
 /// The body of every `Task` a `Task`-returning helper gives back: wait for the engine's verdict,
-/// then run the operation on its actor, sending errors to `onError`.
+/// then, on the operation's actor, claim the right to run and run it, sending errors to
+/// `onError`.
 func ticketTask(
     _ ticket: Ticket,
     by actorType: ActorType,
     onError: (@Sendable (any Error) -> Void)?,
-    operation: @escaping @Sendable () async throws -> Void
+    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     Task {
+        // Cancelling the task closes the ticket up to the claim (and does nothing after it).
         await withTaskCancellationHandler {
             await ticket.wait()
+            // Bound out here: a closure handed to `withValue` inside `run` would leave the actor.
+            guard let token = ticket.grantedToken else { return }
+            await WorkToken.$current.withValue(token) {
+                await actorType.run {
+                    // The claim is made here, on the actor: a cancel that returned first wins.
+                    guard ticket.start() != nil else { return }
+                    do {
+                        try await operation()
+                    } catch {
+                        onError?(error)
+                    }
+                }
+            }
+            // After `run` has given up the actor's turn (see `TempoActor.passTurn()`).
+            token?.finish()
         } onCancel: {
             ticket.cancel()
         }
-        guard let token = ticket.start() else { return }
-        await WorkToken.$current.withValue(token) {
-            do {
-                try await actorType.run(operation)
-            } catch {
-                onError?(error)
-            }
-        }
-        token?.finish()
     }
 }
 
@@ -251,7 +290,7 @@ func ticketedTask(
     after duration: Duration,
     by actorType: ActorType,
     onError: (@Sendable (any Error) -> Void)?,
-    operation: @escaping @Sendable () async throws -> Void,
+    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void,
     register: (Operation) -> Void
 ) -> Task<Void, Never> {
     guard duration > .zero else {
@@ -263,18 +302,21 @@ func ticketedTask(
     return task
 }
 
-/// A task that runs `operation` at once on its actor (durations of zero or less).
+/// A task that runs `operation` at once on its actor (durations of zero or less). Whether the
+/// task was cancelled is checked on the actor, right before the operation.
 func immediateTask(
     by actorType: ActorType,
     onError: (@Sendable (any Error) -> Void)?,
-    operation: @escaping @Sendable () async throws -> Void
+    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     Task {
-        guard !Task.isCancelled else { return }
-        do {
-            try await actorType.run(operation)
-        } catch {
-            onError?(error)
+        await actorType.run {
+            guard !Task.isCancelled else { return }
+            do {
+                try await operation()
+            } catch {
+                onError?(error)
+            }
         }
     }
 }
