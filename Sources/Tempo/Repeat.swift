@@ -212,6 +212,7 @@ private func startRepeat(
             control.stop(wake: false)
         }
         end()
+        control.detach()
         held?.finish()
     }
     control.attach(task, cleanup: end)

@@ -14,6 +14,7 @@ final class RepeatControl: Sendable {
 
     private struct State {
         var stopped = false
+        var ended = false
         var phase = Phase.waiting
         var task: Task<Void, Never>?
         var cleanup: (@Sendable () -> Void)?
@@ -25,6 +26,7 @@ final class RepeatControl: Sendable {
     /// is not running an iteration). If the loop was stopped already, ends it now.
     func attach(_ task: Task<Void, Never>, cleanup: @escaping @Sendable () -> Void) {
         let stopped = state.withLock { state in
+            if state.ended { return false }
             state.task = task
             state.cleanup = cleanup
             return state.stopped
@@ -48,6 +50,16 @@ final class RepeatControl: Sendable {
         cleanup?()
         // Wakes a loop asleep on an ordinary clock. No iteration is running to be cancelled.
         if wake { task?.cancel() }
+    }
+
+    /// The loop has ended (and cleaned up): drops the task and the cleanup, which refer back to
+    /// this control, and keeps a late ``attach(_:cleanup:)`` from storing them.
+    func detach() {
+        state.withLock { state in
+            state.ended = true
+            state.task = nil
+            state.cleanup = nil
+        }
     }
 
     /// Claims the next iteration; `false` once the loop is stopped or its task cancelled. Called
