@@ -91,6 +91,62 @@ import Testing
     }
 }
 
+/// Holds once operations run on their actor (`ActorType.run` keeping the hop to it): only then
+/// is an iteration's claim, made inside the closure given to `ActorType.run`, ordered with code
+/// on that actor. Serialized: each round holds the main actor or `TempoActor` while it
+/// waits for the tick.
+@Suite(.serialized) struct RepeatActorClaimTests {
+    /// `cancelRepeat` is called on the loop's own actor while an iteration waits for that
+    /// actor: the actor is held while the tick comes (the snapshot shows no next tick), then the
+    /// loop is stopped from it. The iteration claims its run only once it is on the actor,
+    /// after the cancel, so it never starts.
+    @Test(arguments: [ActorType.mainActor, .ownedActor])
+    func cancelRepeatOnTheLoopsActorStopsAnIterationWaitingForIt(_ actorType: ActorType) async {
+        var lateRounds = 0
+        var unseenTicks = 0
+        for _ in 0..<100 {
+            let clock = ManualClock()
+            let registry = TempoRegistry(clock: clock)
+            let cancelled = Flag()
+            let late = Flag()
+            // The operations are isolated to the actor, as their first line would be if they
+            // touched its state.
+            let task = registry.withCurrent {
+                actorType == .mainActor
+                    ? `repeat`(every: .seconds(1), identifier: "poll", by: .mainActor) {
+                        @MainActor in if cancelled.isSet { late.set() }
+                    }
+                    : `repeat`(every: .seconds(1), identifier: "poll", by: .ownedActor) {
+                        @TempoActor in if cancelled.isSet { late.set() }
+                    }
+            }
+            let holdTickAndStop: @Sendable () -> (Task<Void, Never>, Bool) = {
+                let advance = Task.detached { await clock.advance(by: .seconds(1)) }
+                let due = TempoSnapshot.State.repeating(runs: 0, nextRunAt: nil)
+                let end = ContinuousClock.now + .seconds(2)
+                var seen = false
+                while !seen, ContinuousClock.now < end {
+                    seen = registry.snapshot().entries(.repeat).first?.state == due
+                }
+                registry.cancelRepeat(identifier: "poll")
+                cancelled.set()
+                return (advance, seen)
+            }
+            let (advance, seen) =
+                actorType == .mainActor
+                ? await MainActor.run(body: holdTickAndStop) : await onTempoActor(holdTickAndStop)
+            await advance.value
+            await task.value
+            if !seen { unseenTicks += 1 }
+            if late.isSet { lateRounds += 1 }
+        }
+        #expect(lateRounds == 0)
+        #expect(unseenTicks == 0)
+    }
+}
+
+@TempoActor private func onTempoActor<T: Sendable>(_ body: @Sendable () -> T) -> T { body() }
+
 @Suite struct RepeatRegistryTests {
     /// A poller stopped by name, as a new user would write it: the registry is empty once
     /// `cancelRepeat` returns, and stays so through the next advance.
