@@ -34,13 +34,26 @@ public enum RepeatMode: Sendable, Hashable {
 /// - A zero or negative `interval`, or `times <= 0`, finishes without running.
 /// - An iteration that throws hands its error to `onError` and stops the loop;
 ///   `CancellationError` stops it silently.
-/// - With an `identifier`, starting a repeat cancels any loop running under the same name (in
+/// - With an `identifier`, starting a repeat stops any loop running under the same name (in
 ///   the same registry) and takes its place; ``cancelRepeat(identifier:)`` stops it by name.
-///   An iteration of the old loop that is already running finishes; no new one starts.
+///   Neither cancels the old loop's iteration that is already running: it finishes (its
+///   `Task.sleep` is not interrupted), then the old loop ends.
+/// - Cancelling the returned task stops the loop *and* cancels the iteration that is running,
+///   as Swift cancellation does: its `Task.sleep` throws `CancellationError`, which ends the
+///   loop silently.
+/// - Once any of these returns, no new iteration starts. Each iteration claims its run on its
+///   actor, after the hop to it, right before `operation` starts; a stopped loop refuses the
+///   claim. (A stop made on another thread at the same moment as a claim is ordered by a
+///   lock: the claim that came first runs.)
+/// - Every iteration gives the executor a turn first: when the next tick is already due (an
+///   interval shorter than the iteration), the loop calls `Task.yield()` before running it.
 /// - Time comes from the current registry's clock, read at the call.
 ///
 /// The loop appears in ``TempoRegistry/snapshot()``, under its identifier or call site, with
-/// its runs so far and its next tick, until it ends.
+/// its runs so far and its next tick, until it ends. A loop stopped while it waits for a tick
+/// leaves the snapshot, ``TempoRegistry/liveKeyCount`` and the clock's timers before the
+/// stopping call returns; one stopped during an iteration leaves them when that iteration
+/// returns.
 ///
 /// ```swift
 /// let polling = `repeat`(every: .seconds(30), startingImmediately: true, by: .ownedActor) {
@@ -107,7 +120,9 @@ public func `repeat`(
 }
 
 /// Stops the repeat named `identifier` in the current registry; returns whether one was
-/// running. Once this returns, no new iteration of it starts.
+/// running. Once this returns, no new iteration of it starts. An iteration that is running is
+/// not cancelled: it finishes, then the loop ends. A loop that was waiting for its next tick
+/// has already left the registry when this returns.
 ///
 /// ```swift
 /// `repeat`(every: .seconds(10), identifier: "autosave") { try await document.save() }
@@ -120,7 +135,7 @@ public func cancelRepeat(identifier: String) -> Bool {
 
 extension TempoRegistry {
     /// Stops this registry's repeat named `identifier`; returns whether one was running. Once
-    /// this returns, no new iteration of it starts.
+    /// this returns, no new iteration of it starts; a running iteration finishes uncancelled.
     ///
     /// ```swift
     /// TempoRegistry.shared.cancelRepeat(identifier: "heartbeat")
@@ -178,20 +193,34 @@ private func startRepeat(
     } else {
         ticks.arm(at: first)
     }
-    let task = Task {
-        let held = await runLoop(
-            plan, start: start, clock: clock, ticks: ticks, token: token, id: id,
-            control: control, operation: operation)
-        ticks.releaseAdvances()
+    // Takes the loop out of the registry: at its end, or at once when it is stopped while
+    // waiting (so `cancelRepeat` leaves no entry and no timer behind, even on a manual clock
+    // that nobody advances). Running it twice does nothing more.
+    let end: @Sendable () -> Void = {
+        ticks.stop()
         registry.endWork(id)
         if let name = site.identifier {
             NamedRepeats.remove(name, in: registry, ifCurrent: control)
         }
+    }
+    let task = Task {
+        let held = await withTaskCancellationHandler {
+            await runLoop(
+                plan, start: start, clock: clock, ticks: ticks, token: token, id: id,
+                control: control, operation: operation)
+        } onCancel: {
+            control.stop(wake: false)
+        }
+        end()
+        control.detach()
         held?.finish()
     }
-    control.attach(task)
+    control.attach(task, cleanup: end)
     return task
 }
+
+/// Thrown inside an iteration whose claim was refused: the loop was stopped before it started.
+private struct RepeatStopped: Error {}
 
 /// The loop: wait for the tick, run, arm the next tick. Returns the work token it still holds.
 private func runLoop(
@@ -212,12 +241,18 @@ private func runLoop(
         do { token = try await ticks.wait() } catch { return nil }
     }
     while true {
-        guard control.claimRun() else { return token }
         registry.updateWork(id, .repeating(runs: runs, nextRunAt: nil))
         do {
             try await WorkToken.$current.withValue(token) {
-                try await plan.actorType.run(operation)
+                try await plan.actorType.run {
+                    // The claim is made here, after the hop to the iteration's actor and right
+                    // before the operation: a stop that returned first keeps it from starting.
+                    guard control.claim() else { throw RepeatStopped() }
+                    try await operation()
+                }
             }
+        } catch is RepeatStopped {
+            return token
         } catch is CancellationError {
             return token
         } catch {
@@ -225,6 +260,9 @@ private func runLoop(
             return token
         }
         runs += 1
+        // Stopped by name or by a replacement while the iteration ran: it has finished; no
+        // other starts.
+        guard control.endIteration() else { return token }
         if let limit = plan.limit, runs >= limit { return token }
         let next: Duration
         switch plan.mode {
@@ -235,8 +273,12 @@ private func runLoop(
             next = gridTick(start: start, interval: plan.interval, index: tick)
         }
         registry.updateWork(id, .repeating(runs: runs, nextRunAt: clock.registryInstant(next)))
-        // A tick that is already due runs now, without a round trip through the clock.
-        if next <= clock.now() { continue }
+        // A tick that is already due runs now, without a round trip through the clock, but
+        // after giving the executor a turn: a loop faster than its iterations never starves it.
+        if next <= clock.now() {
+            await Task.yield()
+            continue
+        }
         ticks.arm(at: next)
         ticks.releaseAdvances()
         token?.finish()

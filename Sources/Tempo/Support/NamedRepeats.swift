@@ -1,49 +1,96 @@
-import Synchronization
-
-/// The stop switch of one `repeat` loop. Cancelling it is final: once ``cancel()`` returns,
-/// ``claimRun()`` answers `false`, so no further iteration starts.
+/// The stop switch of one `repeat` loop.
+///
+/// The loop is either waiting for a tick or running an iteration; an iteration becomes running
+/// only through ``claim()``, which the loop calls on the iteration's actor, right before the
+/// operation. ``stop()`` is final: once it returns, ``claim()`` answers `false`, so no further
+/// iteration starts. It never cancels an iteration that is running: that iteration finishes,
+/// and the loop ends after it. A waiting loop is ended at once: its tick is disarmed, its
+/// registry entry removed, and its task woken.
 final class RepeatControl: Sendable {
+    private enum Phase {
+        case waiting
+        case running
+    }
+
     private struct State {
-        var cancelled = false
+        var stopped = false
+        var ended = false
+        var phase = Phase.waiting
         var task: Task<Void, Never>?
+        var cleanup: (@Sendable () -> Void)?
     }
 
     private let state = Lock(State())
 
-    /// Connects the loop's task, cancelling it at once if the loop was already cancelled.
-    func attach(_ task: Task<Void, Never>) {
-        let cancelled = state.withLock { state in
+    /// Connects the loop's task and what ends a waiting loop (``stop()`` runs it when the loop
+    /// is not running an iteration). If the loop was stopped already, ends it now.
+    func attach(_ task: Task<Void, Never>, cleanup: @escaping @Sendable () -> Void) {
+        let stopped = state.withLock { state in
+            if state.ended { return false }
             state.task = task
-            return state.cancelled
+            state.cleanup = cleanup
+            return state.stopped
         }
-        if cancelled { task.cancel() }
+        if stopped {
+            cleanup()
+            task.cancel()
+        }
     }
 
-    /// Stops the loop: no iteration starts after this returns; a sleeping loop wakes and ends.
-    func cancel() {
-        let task = state.withLock { state in
-            state.cancelled = true
-            return state.task
+    /// Stops the loop: no iteration starts after this returns. A running iteration is left to
+    /// finish; a waiting loop is ended now, and its task cancelled to wake it when `wake` is
+    /// true (the loop's own cancellation handler passes `false`: its task is cancelled already).
+    func stop(wake: Bool = true) {
+        let waiting = state.withLock { state -> (Task<Void, Never>?, (@Sendable () -> Void)?)? in
+            state.stopped = true
+            guard state.phase == .waiting else { return nil }
+            return (state.task, state.cleanup)
         }
-        task?.cancel()
+        guard let (task, cleanup) = waiting else { return }
+        cleanup?()
+        // Wakes a loop asleep on an ordinary clock. No iteration is running to be cancelled.
+        if wake { task?.cancel() }
     }
 
-    /// Whether the next iteration may start.
-    func claimRun() -> Bool {
-        state.withLock { !$0.cancelled } && !Task.isCancelled
+    /// The loop has ended (and cleaned up): drops the task and the cleanup, which refer back to
+    /// this control, and keeps a late ``attach(_:cleanup:)`` from storing them.
+    func detach() {
+        state.withLock { state in
+            state.ended = true
+            state.task = nil
+            state.cleanup = nil
+        }
+    }
+
+    /// Claims the next iteration; `false` once the loop is stopped or its task cancelled. Called
+    /// on the iteration's actor, right before the operation starts.
+    func claim() -> Bool {
+        state.withLock { state in
+            guard !state.stopped, !Task.isCancelled else { return false }
+            state.phase = .running
+            return true
+        }
+    }
+
+    /// The iteration has returned; answers whether the loop may go on.
+    func endIteration() -> Bool {
+        state.withLock { state in
+            state.phase = .waiting
+            return !state.stopped
+        }
     }
 }
 
 /// The running named repeats of a registry, kept in the registry itself (its
 /// ``TempoRegistry/repeatsByName`` table): an entry lives only while its loop runs.
 enum NamedRepeats {
-    /// Makes `control` (or nothing) the loop named `name` and cancels the loop it replaces.
+    /// Makes `control` (or nothing) the loop named `name` and stops the loop it replaces.
     static func replace(_ name: String, in registry: TempoRegistry, with control: RepeatControl?) {
         let old = registry.repeatsByName.withLock { table in
             if let control { return table.updateValue(control, forKey: name) }
             return table.removeLive(name)
         }
-        old?.cancel()
+        old?.stop()
     }
 
     /// Removes the entry for `name` if it is still `control`'s.
@@ -54,10 +101,10 @@ enum NamedRepeats {
         }
     }
 
-    /// Cancels the loop named `name`; returns whether one was running.
+    /// Stops the loop named `name`; returns whether one was running.
     static func cancel(_ name: String, in registry: TempoRegistry) -> Bool {
         let control = registry.repeatsByName.withLock { $0.removeLive(name) }
-        control?.cancel()
+        control?.stop()
         return control != nil
     }
 

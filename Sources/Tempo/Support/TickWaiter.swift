@@ -62,10 +62,19 @@ final class TickWaiter: Sendable {
 
     /// Waits for the armed tick; returns the work token to finish once the loop waits again
     /// (`nil` on an ordinary clock). Throws `CancellationError` when the task is cancelled.
+    ///
+    /// A tick that is already due still gives the executor a turn (`Task.yield()`), so a loop
+    /// whose interval is shorter than its iterations never holds a thread of the cooperative
+    /// pool for good.
     func wait() async throws -> WorkToken? {
-        guard let host = clock.host else {
-            let deadline = state.withLock { $0.deadline }
-            try await clock.sleep(until: deadline)
+        guard clock.host != nil else {
+            let (deadline, stopped) = state.withLock { ($0.deadline, $0.cancelled) }
+            if stopped { throw CancellationError() }
+            if clock.now() >= deadline {
+                await Task.yield()
+            } else {
+                try await clock.sleep(until: deadline)
+            }
             return nil
         }
         return try await withTaskCancellationHandler {
@@ -92,19 +101,31 @@ final class TickWaiter: Sendable {
                 }
             }
         } onCancel: {
-            let (timer, waiter, token) = state.withLock { state in
-                state.cancelled = true
-                defer {
-                    state.timer = nil
-                    state.waiter = nil
-                    state.token = nil
-                }
-                return (state.timer, state.waiter, state.token)
-            }
-            if let timer { host.cancelTimer(timer) }
-            waiter?.resume(throwing: CancellationError())
-            token?.finish()
+            stop()
         }
+    }
+
+    /// Ends the waiting for good: disarms the tick (and the hold of
+    /// ``holdAdvances(at:)``), wakes a waiting loop with `CancellationError`, and finishes
+    /// the work token of a tick that fired but was not taken. Later ``arm(at:)`` and
+    /// ``wait()`` calls find it stopped. Safe to call more than once, from any task.
+    func stop() {
+        let (timer, hold, waiter, token) = state.withLock { state in
+            state.cancelled = true
+            defer {
+                state.timer = nil
+                state.hold = nil
+                state.waiter = nil
+                state.token = nil
+            }
+            return (state.timer, state.hold, state.waiter, state.token)
+        }
+        if let host = clock.host {
+            if let timer { host.cancelTimer(timer) }
+            if let hold { host.cancelTimer(hold) }
+        }
+        waiter?.resume(throwing: CancellationError())
+        token?.finish()
     }
 
     /// The deterministic clock's timer fired: wake the loop, with work the advance waits for.
