@@ -11,6 +11,14 @@ import Testing
     import FoundationNetworking
 #endif
 
+/// Runs blocking `body` on a new thread and returns its result, holding no thread of the task
+/// pool meanwhile.
+private func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(returning: body()) }
+    }
+}
+
 /// The local fixture server, started for one test and stopped when it ends.
 private struct LocalServer {
     let process: Process
@@ -41,8 +49,10 @@ private struct LocalServer {
             .appendingPathComponent("Fixtures/http_server.py")
     }
 
-    /// Starts the server and reads the port from its first line of output.
-    static func start() throws -> LocalServer {
+    /// Starts the server and reads the port from its first line of output. The blocking reads
+    /// run on a thread of their own, not on the task pool: Python can take seconds to start on
+    /// a loaded machine, and a pool thread held that long stalls every other test's timers.
+    static func start() async throws -> LocalServer {
         let process = Process()
         let input = Pipe()
         let output = Pipe()
@@ -51,13 +61,16 @@ private struct LocalServer {
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
+        let reader = output.fileHandleForReading
+        let text = await offThePool {
+            var line = Data()
+            while !line.contains(UInt8(ascii: "\n")) {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                line.append(chunk)
+            }
+            return String(decoding: line, as: UTF8.self)
         }
-        let text = String(decoding: line, as: UTF8.self)
         guard text.hasPrefix("PORT "),
             let port = Int(text.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines))
         else {
@@ -69,10 +82,12 @@ private struct LocalServer {
 
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
 
+    /// Stops the server; the wait for it to exit happens on a thread of its own.
     func stop() {
         try? input.fileHandleForWriting.close()
         process.terminate()
-        process.waitUntilExit()
+        let process = process
+        Thread.detachNewThread { process.waitUntilExit() }
     }
 
     struct ServerError: Error { let output: String }
@@ -120,7 +135,7 @@ struct HTTPIntegrationTests {
     private let client = Client()
 
     @Test func realClockRetryHonoursRetryAfterUntilTheServerAnswers() async throws {
-        let server = try LocalServer.start()
+        let server = try await LocalServer.start()
         defer { server.stop() }
         let key = UUID().uuidString
         let waits = Lock<[Duration]>([])
@@ -146,7 +161,7 @@ struct HTTPIntegrationTests {
     }
 
     @Test func realClockRetryGivesUpWithTheLastErrorAfterMaxAttempts() async throws {
-        let server = try LocalServer.start()
+        let server = try await LocalServer.start()
         defer { server.stop() }
         let key = UUID().uuidString
         await #expect(throws: HTTPStatusError(status: 503, retryAfter: .milliseconds(100))) {
@@ -158,7 +173,7 @@ struct HTTPIntegrationTests {
     }
 
     @Test func realClockTimeoutThrowsTimedOutForAnEndpointThatNeverAnswersInTime() async throws {
-        let server = try LocalServer.start()
+        let server = try await LocalServer.start()
         defer { server.stop() }
         let key = UUID().uuidString
         let clock = ContinuousClock()
@@ -175,7 +190,7 @@ struct HTTPIntegrationTests {
     }
 
     @Test func realClockRetryAroundTimeoutRetriesTimeoutsOnly() async throws {
-        let server = try LocalServer.start()
+        let server = try await LocalServer.start()
         defer { server.stop() }
         let key = UUID().uuidString
         let attempts = Lock(0)
