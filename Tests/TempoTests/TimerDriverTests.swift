@@ -17,9 +17,10 @@ struct OrdinaryClock: Clock {
 }
 
 /// Drives the runner: waits until it sleeps, then advances. The runner is not tracked by
-/// `advance`, so the test waits for its effects with `settled`.
+/// `advance`, so the test waits for its effects with `settled`, which gives up after about 2 s
+/// of polls (see `eventually`): a broken driver fails the test, it does not stall the suite.
 func settled(_ condition: @Sendable () -> Bool) async -> Bool {
-    await eventually(within: .seconds(10), condition)
+    await eventually(within: failFastLimit, condition)
 }
 
 @Suite struct TimerDriverTests {
