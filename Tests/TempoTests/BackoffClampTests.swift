@@ -73,3 +73,24 @@ import Testing
         #expect(Duration.seconds(3).saturatingMultiplied(by: 4) == .seconds(12))
     }
 }
+
+/// Random waits longer than 2⁶⁴ attoseconds (about 18 s) are drawn from their whole range.
+@Suite struct LongJitterTests {
+    @Test func fullJitterOverALongWaitDrawsFromTheWholeRange() async {
+        let waits = Log<Duration>()
+        _ = try? await retry(
+            2, backoff: .constant(.seconds(100)), jitter: .full,
+            random: FixedRandom(value: 1 << 63),
+            onRetry: { _, _, wait in waits.append(wait) }, clock: ImmediateClock()
+        ) { () async throws -> Int in throw Boom() }
+        #expect(waits.all == [.seconds(50)])
+    }
+
+    @Test func uniformIsExactOverALongSpan() {
+        var random = FixedRandom(value: 1 << 63)
+        #expect(uniform(.seconds(10), .seconds(1_000), using: &random) == .seconds(505))
+        var top = FixedRandom(value: .max)
+        #expect(uniform(.zero, .seconds(1_000), using: &top) < .seconds(1_000))
+        #expect(uniform(.zero, .seconds(1_000), using: &top) > .milliseconds(999_999))
+    }
+}

@@ -26,6 +26,48 @@ import Testing
         }
     }
 
+    // A withdrawn ticket that is not the debounce group's pending call leaves that call alone.
+    @Test func cancellingTheLeadingTaskKeepsThePendingRunFirstCall() async {
+        let ran = Log<String>()
+        await onManualClock { clock, registry in
+            let debouncer = Debouncer(.seconds(1), by: .taskContext, option: .runFirst)
+            let leading: Task<Void, Never> = debouncer { ran.append("leading") }
+            let pending: Task<Void, Never> = debouncer { ran.append("pending") }
+            leading.cancel()
+            await leading.value
+            #expect(debouncer.pending?.runsAt == .seconds(1))
+            await clock.advance(by: .seconds(1))
+            #expect(await finishes { await pending.value })
+            #expect(ran.all.last == "pending")
+            await clock.advance(by: .seconds(1))
+            #expect(registry.liveKeyCount == 0)
+        }
+    }
+
+    // The task of a replaced (debounce) or dropped (throttle) call finishes at once.
+    @Test func theTaskOfAReplacedOrDroppedCallFinishesAtOnce() async {
+        let ran = Log<String>()
+        await onManualClock { clock, _ in
+            let debouncer = Debouncer(.seconds(1), by: .taskContext)
+            let replaced: Task<Void, Never> = debouncer { ran.append("replaced") }
+            let latest: Task<Void, Never> = debouncer { ran.append("latest") }
+            let replacedEnds = await finishes { await replaced.value }
+            #expect(replacedEnds)
+            let throttler = Throttler(.seconds(1), by: .taskContext)
+            let first: Task<Void, Never> = throttler { ran.append("first") }
+            let dropped: Task<Void, Never> = throttler { ran.append("dropped") }
+            let droppedEnds = await finishes { await dropped.value }
+            #expect(droppedEnds)
+            await clock.advance(by: .seconds(1))
+            let othersEnd = await finishes {
+                await latest.value
+                await first.value
+            }
+            #expect(othersEnd)
+        }
+        #expect(ran.all.sorted() == ["first", "latest"])
+    }
+
     // A late timer: the call that finds the deadline passed launches the catch-up run first,
     // then its own leading run.
     @Test func aLateRunFirstCatchUpRunsBeforeTheNewLeadingRun() {

@@ -43,4 +43,50 @@ import Testing
         #expect(driver.heapSize == 0)
         #expect(await settled { !driver.hasRunner })
     }
+
+    @Test func cancellingTheLastTimerEndsTheSleepingRunner() async {
+        let manual = ManualClock()
+        let registry = TempoRegistry(clock: OrdinaryClock(base: manual))
+        let driver = registry.clock.driver!
+        registry.withCurrent {
+            debounce(.seconds(3_600), identifier: "far", by: .taskContext) {}
+        }
+        // The runner sleeps until the far deadline; cancelling the group ends it now.
+        #expect(await finishes { await manual.waitForSleepers(1) })
+        registry.cancelDebounce(identifier: "far")
+        #expect(!driver.hasRunner)
+        #expect(await settled { manual.sleeperCount == 0 })
+    }
+
+    @Test func aFarDeadlineIsSleptTowardsInBoundedSteps() async {
+        let manual = ManualClock()
+        let deadlines = Log<Duration>()
+        let registry = TempoRegistry(clock: RecordingClock(base: manual, deadlines: deadlines))
+        let ran = Log<Int>()
+        registry.withCurrent {
+            delay(.seconds(Int64.max), by: .taskContext) { ran.append(1) }
+        }
+        // No clock is handed a deadline more than `EngineClock.maximumStep` ahead, so none
+        // overflows its instant arithmetic: the runner sleeps an hour at a time.
+        #expect(await finishes { await manual.waitForSleepers(1) })
+        await manual.advance(by: .seconds(3_600))
+        #expect(await finishes { await manual.waitForSleepers(1) })
+        #expect(deadlines.all == [.seconds(3_600), .seconds(7_200)])
+        registry.cancelAll()
+        #expect(await settled { manual.sleeperCount == 0 })
+        #expect(ran.all == [])
+    }
+}
+
+/// A manual clock seen as an ordinary clock (as `OrdinaryClock`) that records every deadline it
+/// is asked to sleep until.
+struct RecordingClock: Clock {
+    let base: ManualClock
+    let deadlines: Log<Duration>
+    var now: ManualClock.Instant { base.now }
+    var minimumResolution: Duration { base.minimumResolution }
+    func sleep(until deadline: ManualClock.Instant, tolerance: Duration?) async throws {
+        deadlines.append(deadline.offset)
+        try await base.sleep(until: deadline, tolerance: tolerance)
+    }
 }
