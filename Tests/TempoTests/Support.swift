@@ -59,15 +59,19 @@ final class ScriptedClock: Clock, DeterministicClock, Sendable {
     func endWork(_ id: UInt64) {}
 }
 
-/// Waits, on the real clock, until `condition` holds or `limit` passes; returns whether it held.
-/// Only for the few real-clock tests.
+/// Waits until `condition` holds, polling it every 2 ms at most `limit / 2 ms` times; returns
+/// whether it held. The limit counts polls, not seconds: on an idle machine `within: .seconds(2)`
+/// gives up after about 2 s, and on a machine so busy that this task (and the work it waits
+/// for) hardly gets a thread, it stretches with the load. So a working build does not fail for
+/// want of CPU, and a broken one fails in seconds rather than stalling the suite.
 func eventually(
-    within limit: Duration = .seconds(10), _ condition: @Sendable () -> Bool
+    within limit: Duration = .seconds(2), _ condition: @Sendable () -> Bool
 ) async -> Bool {
-    let end = ContinuousClock.now + limit
-    while ContinuousClock.now < end {
+    let interval = Duration.milliseconds(2)
+    let polls = max(1, Int(limit / interval))
+    for _ in 0..<polls {
         if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(2))
+        try? await Task.sleep(for: interval)
     }
     return condition()
 }

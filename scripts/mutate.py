@@ -1,0 +1,405 @@
+#!/usr/bin/env python3
+"""Mutation testing for Tempo: does the test suite catch small behavioural faults?
+
+Each mutant in scripts/mutants.txt is an exact source snippet and its replacement: one fault
+(a flipped comparison, a dropped guard, two statements swapped). For each mutant, one at a
+time, this script puts the fault in the tree, builds in its own scratch directory, runs the
+test suite with a time limit, and puts the original source back. A mutant is
+
+  killed     a test failed (or the suite crashed),
+  timeout    the suite hung past the time limit (counted as killed),
+  survived   every test passed: a gap in the tests, or an equivalent mutant to mark as such,
+  stale      its snippet is not in the file exactly once (the code moved on: refresh the list),
+  broken     it does not compile (fix the mutant),
+  equivalent marked so in the list, with the reason; not run.
+
+Score = (killed + timeout) / (killed + timeout + survived). Stale, broken and equivalent
+mutants are not counted. See CONTRIBUTING.md.
+
+The tree is always restored: after each mutant, on errors, on Ctrl-C and on SIGTERM; a run
+killed harder than that (SIGKILL) leaves a journal that the next run restores from first.
+
+Only the Python 3 standard library is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_LIST = ROOT / "scripts" / "mutants.txt"
+DEFAULT_SCRATCH = ROOT / ".build" / "mutation"
+# Not run against mutants: it needs a local Python HTTP server and tests the wiring to
+# URLSession, not the engine; its waits are on the real clock.
+SKIPPED_SUITES = ["HTTPIntegrationTests"]
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+@dataclass
+class Mutant:
+    name: str
+    file: str
+    find: str
+    replace: str
+    why: str = ""
+    equivalent: str = ""
+    line: int = 0  # where it is defined in the list
+
+    def occurrences(self) -> int:
+        path = ROOT / self.file
+        if not path.is_file():
+            return 0
+        return path.read_text().count(self.find)
+
+
+@dataclass
+class Outcome:
+    mutant: Mutant
+    status: str
+    seconds: float = 0.0
+    detail: str = ""
+    output: list[str] = field(default_factory=list)
+
+
+# MARK: - The list
+
+
+def parse_mutants(path: Path) -> list[Mutant]:
+    """Reads the mutant list (format described at the top of mutants.txt)."""
+    mutants: list[Mutant] = []
+    current: dict | None = None
+    block: str | None = None
+    lines: list[str] = []
+
+    def fail(number: int, message: str) -> None:
+        sys.exit(f"{path}:{number}: {message}")
+
+    for number, raw in enumerate(path.read_text().splitlines(), start=1):
+        if block is not None:
+            if raw in ("--- replace", "--- end"):
+                current[block] = "\n".join(lines) + ("\n" if lines else "")
+                lines = []
+                block = "replace" if raw == "--- replace" else None
+                if raw == "--- end":
+                    if "find" not in current or "replace" not in current:
+                        fail(number, f"mutant {current['name']} needs --- find and --- replace")
+                    mutants.append(Mutant(**current))
+                    current = None
+                continue
+            lines.append(raw)
+            continue
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("== "):
+            if current is not None:
+                fail(number, f"mutant {current['name']} has no --- end")
+            current = {"name": stripped[3:].strip(), "line": number}
+            continue
+        if current is None:
+            fail(number, f"expected '== name', found {raw!r}")
+        if stripped == "--- find":
+            block = "find"
+            continue
+        match = re.match(r"(file|why|equivalent):\s*(.*)$", stripped)
+        if not match:
+            fail(number, f"unknown line in mutant {current['name']}: {raw!r}")
+        key, value = match.groups()
+        current[key] = (current.get(key, "") + " " + value).strip()
+    if current is not None or block is not None:
+        fail(number, "the last mutant has no --- end")
+    names = [m.name for m in mutants]
+    duplicates = {n for n in names if names.count(n) > 1}
+    if duplicates:
+        sys.exit(f"{path}: duplicate mutant names: {', '.join(sorted(duplicates))}")
+    for mutant in mutants:
+        if not mutant.file:
+            sys.exit(f"{path}:{mutant.line}: mutant {mutant.name} has no file:")
+        if not mutant.find.strip():
+            sys.exit(f"{path}:{mutant.line}: mutant {mutant.name} has an empty snippet")
+    return mutants
+
+
+# MARK: - The tree
+
+
+class Tree:
+    """Writes mutants into the source tree and always puts the original back.
+
+    Before a file is changed its original text is written to a journal in the scratch
+    directory; the journal is removed once the file is restored. A run that died without
+    restoring (SIGKILL, power loss) leaves the journal, and the next run restores from it.
+    """
+
+    def __init__(self, scratch: Path):
+        self.journal = scratch / "journal.json"
+        self.saved: dict[str, str] | None = None
+
+    def recover(self) -> None:
+        if not self.journal.exists():
+            return
+        saved = json.loads(self.journal.read_text())
+        for relative, text in saved.items():
+            (ROOT / relative).write_text(text)
+            print(f"mutate: restored {relative} left mutated by an interrupted run", file=sys.stderr)
+        self.journal.unlink()
+
+    def apply(self, mutant: Mutant) -> None:
+        path = ROOT / mutant.file
+        original = path.read_text()
+        self.journal.parent.mkdir(parents=True, exist_ok=True)
+        self.journal.write_text(json.dumps({mutant.file: original}))
+        self.saved = {mutant.file: original}
+        path.write_text(original.replace(mutant.find, mutant.replace, 1))
+
+    def restore(self) -> None:
+        if self.saved is None:
+            return
+        for relative, text in self.saved.items():
+            (ROOT / relative).write_text(text)
+        self.saved = None
+        if self.journal.exists():
+            self.journal.unlink()
+
+
+# MARK: - Running
+
+
+class Interrupted(Exception):
+    pass
+
+
+def on_signal(number, _frame):
+    raise Interrupted(signal.Signals(number).name)
+
+
+def run(command: list[str], timeout: float, stop_at_failure: bool) -> tuple[str, list[str]]:
+    """Runs `command` in its own process group. Returns (status, output lines): status is
+    'ok', 'failed' or 'timeout'. With `stop_at_failure`, the run is stopped at the first
+    failing test (a Swift Testing line starting with ✘, or an XCTest failure)."""
+    # The output goes to a pseudo-terminal so that the test runner writes each line as it
+    # happens (a pipe would buffer it to the end), which lets a failing run stop early.
+    leader, follower = pty.openpty()
+    environment = dict(os.environ, NO_COLOR="1", TERM="dumb")
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower,
+        start_new_session=True, env=environment)
+    os.close(follower)
+    output: list[str] = []
+    pending = b""
+    deadline = time.monotonic() + timeout
+    status = None
+    try:
+        while status is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                status = "timeout"
+                break
+            ready, _, _ = select.select([leader], [], [], min(left, 1.0))
+            if not ready:
+                continue
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the process closed the terminal: it has ended
+                chunk = b""
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for raw in lines:
+                line = ANSI.sub("", raw.decode("utf-8", "replace")).rstrip("\r")
+                output.append(line)
+                if stop_at_failure and (line.startswith("✘") or " error: -[" in line):
+                    status = "failed"
+    finally:
+        if process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        process.wait()
+        os.close(leader)
+    if pending:
+        output.append(ANSI.sub("", pending.decode("utf-8", "replace")))
+    if status is None:
+        status = "ok" if process.returncode == 0 else "failed"
+    return status, output
+
+
+def failing_tests(output: list[str]) -> str:
+    names = []
+    for line in output:
+        match = re.match(r"✘ Test (\S+?)(\(.*?\))? (recorded|failed)", line)
+        if match and match.group(1) not in names:
+            names.append(match.group(1))
+    for line in output:
+        if "Fatal error" in line or "Crash" in line:
+            names.append("crash: " + line.strip()[:80])
+            break
+    return ", ".join(names[:3])
+
+
+def build(scratch: Path, timeout: float) -> tuple[str, list[str]]:
+    return run(["swift", "build", "--build-tests", "--scratch-path", str(scratch)], timeout, False)
+
+
+def test(scratch: Path, timeout: float, filter_: str | None) -> tuple[str, list[str]]:
+    command = ["swift", "test", "--skip-build", "--scratch-path", str(scratch)]
+    for suite in SKIPPED_SUITES:
+        command += ["--skip", suite]
+    if filter_:
+        command += ["--filter", filter_]
+    return run(command, timeout, True)
+
+
+# MARK: - Main
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description="Applies each mutant of scripts/mutants.txt in turn, runs the tests, "
+        "restores the tree, and prints the kill rate and the survivors.")
+    parser.add_argument("names", nargs="*", help="run only these mutants (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--check", action="store_true",
+                        help="only check that every snippet is found exactly once")
+    parser.add_argument("--timeout", type=float, default=150,
+                        help="seconds the test suite may take per mutant (default 150)")
+    parser.add_argument("--build-timeout", type=float, default=900,
+                        help="seconds a build may take (default 900)")
+    parser.add_argument("--scratch-path", type=Path, default=DEFAULT_SCRATCH,
+                        help="build directory (default .build/mutation, not your .build)")
+    parser.add_argument("--filter", help="pass --filter to swift test (while developing "
+                        "a test; a full run leaves it out)")
+    parser.add_argument("--mutants", type=Path, default=DEFAULT_LIST, help="the mutant list")
+    parser.add_argument("--no-baseline", action="store_true",
+                        help="skip checking that the unmutated tree passes first")
+    parser.add_argument("--verbose", action="store_true",
+                        help="print the test output of killed mutants")
+    parser.add_argument("--min-score", type=float, default=95.0,
+                        help="exit 1 when the score is below this percentage (default 95)")
+    args = parser.parse_args()
+
+    mutants = parse_mutants(args.mutants)
+    if args.names:
+        unknown = [n for n in args.names if n not in {m.name for m in mutants}]
+        if unknown:
+            sys.exit(f"unknown mutant(s): {', '.join(unknown)} (see --list)")
+        mutants = [m for m in mutants if m.name in args.names]
+
+    if args.list or args.check:
+        for m in mutants:
+            found = m.occurrences()
+            state = "ok" if found == 1 else f"STALE (found {found}x)"
+            marker = " [equivalent]" if m.equivalent else ""
+            if args.list or found != 1:
+                print(f"{m.name:44} {m.file:42} {state}{marker}")
+                if args.list and m.why:
+                    print(f"    {m.why}")
+        stale = [m for m in mutants if m.occurrences() != 1]
+        return 1 if (args.check and stale) else 0
+
+    scratch = args.scratch_path.resolve()
+    tree = Tree(scratch)
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, on_signal)
+    outcomes: list[Outcome] = []
+    started = time.monotonic()
+    try:
+        tree.recover()
+        if not args.no_baseline:
+            print("baseline: building and testing the unmutated tree...", flush=True)
+            status, output = build(scratch, args.build_timeout)
+            if status != "ok":
+                print("\n".join(output[-40:]))
+                print("baseline build failed: fix the tree first")
+                return 2
+            status, output = test(scratch, args.timeout, args.filter)
+            if status != "ok":
+                print("\n".join(output[-40:]))
+                print(f"baseline tests {status} ({failing_tests(output)}): "
+                      "the suite must pass before mutants mean anything")
+                return 2
+        runnable = [m for m in mutants if not m.equivalent]
+        for index, mutant in enumerate(runnable, start=1):
+            prefix = f"[{index:2}/{len(runnable)}]"
+            found = mutant.occurrences()
+            if found != 1:
+                outcome = Outcome(mutant, "stale", detail=f"snippet found {found} times")
+            else:
+                began = time.monotonic()
+                tree.apply(mutant)
+                try:
+                    status, output = build(scratch, args.build_timeout)
+                    if status != "ok":
+                        errors = [l for l in output if "error:" in l][:2]
+                        outcome = Outcome(mutant, "broken", detail="; ".join(errors) or status)
+                    else:
+                        status, output = test(scratch, args.timeout, args.filter)
+                        outcome = Outcome(
+                            mutant,
+                            {"ok": "survived", "failed": "killed", "timeout": "timeout"}[status],
+                            detail=failing_tests(output) if status == "failed" else "",
+                            output=output)
+                finally:
+                    tree.restore()
+                outcome.seconds = time.monotonic() - began
+            outcomes.append(outcome)
+            detail = f"  {outcome.detail}" if outcome.detail else ""
+            print(f"{prefix} {outcome.status:9} {outcome.seconds:6.1f} s  {mutant.name}{detail}",
+                  flush=True)
+            if args.verbose and outcome.status == "killed":
+                print("\n".join("      " + l for l in outcome.output if l.startswith("✘"))[:3000])
+    except Interrupted as error:
+        print(f"\nmutate: interrupted ({error}); the tree is restored", file=sys.stderr)
+        return 130
+    finally:
+        tree.restore()
+
+    return report(outcomes, [m for m in mutants if m.equivalent], started, args.min_score)
+
+
+def report(outcomes: list[Outcome], equivalent: list[Mutant], started: float,
+           min_score: float) -> int:
+    def having(*statuses):
+        return [o for o in outcomes if o.status in statuses]
+
+    killed, survived = having("killed", "timeout"), having("survived")
+    counted = len(killed) + len(survived)
+    print()
+    print(f"mutants: {len(outcomes) + len(equivalent)} in the list, {counted} counted, "
+          f"{len(having('timeout'))} of the kills by timeout, "
+          f"{len(equivalent)} equivalent (not run), {len(having('stale'))} stale, "
+          f"{len(having('broken'))} broken; {time.monotonic() - started:.0f} s")
+    score = 100.0 * len(killed) / counted if counted else 0.0
+    print(f"score: {len(killed)}/{counted} killed = {score:.1f}%")
+    for title, group in (("survived", survived), ("stale", having("stale")),
+                         ("broken", having("broken"))):
+        if group:
+            print(f"\n{title}:")
+            for o in group:
+                print(f"  {o.mutant.name} ({o.mutant.file}, mutants.txt:{o.mutant.line})")
+                if o.mutant.why:
+                    print(f"      {o.mutant.why}")
+                if o.detail:
+                    print(f"      {o.detail}")
+    if equivalent:
+        print("\nequivalent (not run):")
+        for m in equivalent:
+            print(f"  {m.name}: {m.equivalent}")
+    return 0 if counted and score >= min_score else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
