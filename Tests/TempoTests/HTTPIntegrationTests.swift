@@ -63,11 +63,19 @@ private struct LocalServer {
         try process.run()
         let reader = output.fileHandleForReading
         let text = await offThePool {
-            var line = Data()
+            // A plain read(2), retried when interrupted: `availableData` stops the process on
+            // an interrupted system call (seen on a loaded machine), and `read(upToCount:)`
+            // waits for the whole count.
+            let descriptor = reader.fileDescriptor
+            var line = [UInt8]()
+            var buffer = [UInt8](repeating: 0, count: 256)
             while !line.contains(UInt8(ascii: "\n")) {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
-                line.append(chunk)
+                let count = buffer.withUnsafeMutableBytes {
+                    read(descriptor, $0.baseAddress, $0.count)
+                }
+                if count < 0, errno == EINTR { continue }
+                if count <= 0 { break }
+                line.append(contentsOf: buffer[0..<count])
             }
             return String(decoding: line, as: UTF8.self)
         }

@@ -5,7 +5,7 @@ import Testing
 
 /// A `repeat` stopped before its first iteration starts never runs it: a loop that starts at
 /// once gets its task scheduled, and a cancel that reaches it before the task runs must win.
-@Suite struct RepeatStopTests {
+@Suite struct RepeatFirstIterationStopTests {
     // A loop's task may start before the cancel reaches it (another thread picks it up at
     // once), and then its first iteration rightly runs; most are stopped first. Without the
     // check before each iteration, every loop runs once.
