@@ -107,6 +107,30 @@ import Testing
         #expect(TempoRegistry.current === TempoRegistry.shared)
     }
 
+    // MARK: Long identifiers
+
+    @Test func aLongIdentifierGroupsCallsAndIsControlledByName() async {
+        await onManualClock { clock, registry in
+            let long = String(repeating: "k", count: 10_000)
+            let twin = String(repeating: "k", count: 9_999) + "k"  // equal, stored apart
+            let ran = Log<Int>()
+            debounce(.seconds(1), identifier: long, by: .taskContext) { ran.append(0) }
+            debounce(.seconds(1), identifier: twin, by: .taskContext) { ran.append(1) }
+            #expect(registry.liveKeyCount == 1)
+            #expect(GroupKey.name(long) == GroupKey.name(twin))
+            #expect(GroupKey.name(long).hashValue == GroupKey.name(twin).hashValue)
+            #expect(GroupKey.name(long) != GroupKey.name(long + "!"))
+            #expect(pendingDebounce(identifier: twin) != nil)
+            await clock.advance(by: .seconds(1))
+            #expect(ran.all == [1])
+            debounce(.seconds(1), identifier: long, by: .taskContext) { ran.append(2) }
+            cancelDebounce(identifier: twin)
+            await clock.advance(by: .seconds(1))
+            #expect(ran.all == [1])
+            #expect(registry.liveKeyCount == 0)
+        }
+    }
+
     // MARK: Instants saturate
 
     @Test func manualClockInstantArithmeticSaturates() {
