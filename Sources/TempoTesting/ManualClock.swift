@@ -52,14 +52,12 @@ public final class ManualClock: Clock, Sendable {
 
         /// Saturates instead of trapping on overflow.
         public func advanced(by duration: Duration) -> Instant {
-            let (sum, overflow) = offset.attoseconds.addingReportingOverflow(duration.attoseconds)
-            if overflow {
-                return Instant(offset: Duration(attoseconds: duration > .zero ? .max : .min))
-            }
-            return Instant(offset: Duration(attoseconds: sum))
+            Instant(offset: offset.adding(duration))
         }
 
-        public func duration(to other: Instant) -> Duration { other.offset - offset }
+        /// Saturates instead of trapping on overflow: the result is clamped to the range of
+        /// `Duration`.
+        public func duration(to other: Instant) -> Duration { other.offset.subtracting(offset) }
 
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
 

@@ -33,6 +33,28 @@ if arguments.first == "--child" {
         case "throttle": print(droppedThrottleNonCapturing(calls: calls, identifier: "hot"))
         default: print("nan")
         }
+    case "loaded":
+        // Debounce lateness under load:
+        // --child loaded high|low CALLERS SAMPLES WORK_MICROSECONDS CALLS_PER_TURN
+        let callers = rest.count > 2 ? Int(rest[2]) ?? 16 : 16
+        let samples = rest.count > 3 ? Int(rest[3]) ?? 40 : 40
+        let priority: TaskPriority = rest.count > 1 && rest[1] == "low" ? .low : .high
+        let work = rest.count > 4 ? Int(rest[4]) ?? 100 : 100
+        let calls = rest.count > 5 ? Int(rest[5]) ?? 8 : 8
+        let result = await measureLatenessUnderLoad(
+            priority: priority, callers: callers, samples: samples,
+            work: .microseconds(work), callsPerTurn: calls)
+        print(
+            "p50 \(format(result.p50, digits: 0)) µs, p99 \(format(result.p99, digits: 0)) µs, "
+                + "max \(format(result.max, digits: 0)) µs, backlog \(result.backlog) keys")
+    case "bigkey":
+        // A small-key call racing a 1 MB-identifier call: --child bigkey SAMPLES
+        let result = await measureLargeIdentifierStall(samples: count == 0 ? 200 : count)
+        print(
+            "small-key call made 100 µs into a 1 MB-identifier call: "
+                + "p50 \(format(result.p50, digits: 1)) µs, p90 \(format(result.p90, digits: 1)) µs, "
+                + "max \(format(result.max, digits: 1)) µs; "
+                + "the 1 MB-identifier call \(format(result.large, digits: 1)) µs")
     default:
         print("nan")
     }

@@ -93,13 +93,16 @@ struct EngineClock: Sendable {
         let origin = clock.now
         if let host = clock as? any DeterministicClock {
             // Deterministic clocks take timers at their own offsets, so the engine reads them.
+            // The instant at offset zero, reached in two halves so that no step overflows even
+            // when the clock starts at an extreme offset; an offset `d` is then `d` after it.
             let originOffset = host.offset
+            let half = originOffset / 2
+            let zero = origin.advanced(by: .zero.subtracting(half))
+                .advanced(by: .zero.subtracting(originOffset.subtracting(half)))
             self.host = host
             driver = nil
             now = { host.offset }
-            sleepStep = {
-                try await clock.sleep(until: origin.advanced(by: $0 - originOffset), tolerance: nil)
-            }
+            sleepStep = { try await clock.sleep(until: zero.advanced(by: $0), tolerance: nil) }
         } else {
             let now: @Sendable () -> Duration = { origin.duration(to: clock.now) }
             let sleepStep: @Sendable (Duration) async throws -> Void = {

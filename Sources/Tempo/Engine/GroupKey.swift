@@ -54,12 +54,30 @@ struct CallSite: Hashable, Sendable, CustomStringConvertible {
 
 /// What groups calls together: an explicit identifier, or else the call site; or one scoped
 /// object (``Debouncer``, ``Throttler``), whose calls form a group of their own.
+///
+/// Make identifier keys with ``name(_:)``. An identifier longer than ``hashedInPlace`` bytes
+/// carries its hash, computed once when the key is made, before any lock is taken: the tables
+/// then hash one integer, whatever its length, so a long identifier never holds the registry's
+/// lock while it is hashed. Shorter ones are hashed by the tables as they are, which costs less
+/// than hashing them twice.
 enum GroupKey: Hashable, Sendable, CustomStringConvertible {
     case site(CallSite)
-    case name(String)
+    /// An identifier, with its hash when it is long.
+    case named(String, hash: Int?)
     case instance(UInt64)
 
+    /// The longest identifier, in UTF-8 bytes, hashed by the tables themselves.
+    static let hashedInPlace = 64
+
     private static let lastInstance = Atomic<UInt64>(0)
+
+    /// The key of an explicit identifier; a long one is hashed here, outside any lock.
+    static func name(_ identifier: String) -> GroupKey {
+        guard identifier.utf8.count > hashedInPlace else { return .named(identifier, hash: nil) }
+        var hasher = Hasher()
+        hasher.combine(identifier)
+        return .named(identifier, hash: hasher.finalize())
+    }
 
     /// A key no other group uses, for a new scoped object.
     static func newInstance() -> GroupKey {
@@ -83,10 +101,38 @@ enum GroupKey: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    static func == (lhs: GroupKey, rhs: GroupKey) -> Bool {
+        switch lhs {
+        case .site(let a):
+            guard case .site(let b) = rhs else { return false }
+            return a == b
+        case .named(let a, let hashA):
+            guard case .named(let b, let hashB) = rhs else { return false }
+            return hashA == hashB && a == b
+        case .instance(let a):
+            guard case .instance(let b) = rhs else { return false }
+            return a == b
+        }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        switch self {
+        case .site(let site):
+            hasher.combine(0 as UInt8)
+            site.hash(into: &hasher)
+        case .named(let name, let hash):
+            hasher.combine(1 as UInt8)
+            if let hash { hasher.combine(hash) } else { hasher.combine(name) }
+        case .instance(let id):
+            hasher.combine(2 as UInt8)
+            hasher.combine(id)
+        }
+    }
+
     var description: String {
         switch self {
         case .site(let site): site.description
-        case .name(let name): name
+        case .named(let name, _): name
         case .instance(let id): "instance #\(id)"
         }
     }

@@ -61,30 +61,46 @@ public final class TempoRegistry: Sendable {
     /// A registry with `shardCount` shards (rounded up to a power of two, at least 1), for
     /// measuring how the count matters.
     @_spi(Benchmarks)
-    public init<C: Clock>(clock: C, shardCount: Int) where C.Duration == Duration {
-        self.clock = EngineClock(clock)
+    public convenience init<C: Clock>(clock: C, shardCount: Int) where C.Duration == Duration {
+        self.init(engineClock: EngineClock(clock), shardCount: shardCount, isShared: false)
+        Self.othersExist.store(true, ordering: .relaxed)
+    }
+
+    private init(engineClock: EngineClock, shardCount: Int, isShared: Bool) {
+        clock = engineClock
         var count = 1
         while count < min(max(shardCount, 1), Self.maximumShardCount) { count <<= 1 }
         let bits = UInt64(count.trailingZeroBitCount)
         shards = (0..<count).map { Shard(index: UInt64($0), bits: bits) }
         shardMask = count - 1
+        self.isShared = isShared
     }
 
     /// The registry of the whole program, on `ContinuousClock`.
-    public static let shared = TempoRegistry(clock: ContinuousClock())
+    public static let shared = TempoRegistry(
+        engineClock: EngineClock(ContinuousClock()), shardCount: defaultShardCount, isShared: true)
 
+    /// Whether this is ``shared``.
+    private let isShared: Bool
     @TaskLocal private static var scoped: TempoRegistry?
-    private static let scopes = Atomic<Int>(0)
+    /// Set for good once a registry other than ``shared`` is made. Until then no scope can name
+    /// another registry, so ``current`` is ``shared`` without reading the task-local value.
+    /// (A scope can only name a registry already made, and whatever handed it to the scope's
+    /// task, or made the task, orders the store before the reads there: a relaxed load is
+    /// enough.)
+    private static let othersExist = Atomic<Bool>(false)
 
     /// The registry the free functions use here: the one made current by the innermost
-    /// enclosing ``withCurrent(isolation:_:)-(_,()->R)``, else ``shared``.
+    /// enclosing ``withCurrent(isolation:_:)-(_,()->R)`` (tasks started inside it inherit it,
+    /// as they inherit any task-local value), or the registry whose timer started the operation
+    /// running here; else ``shared``.
     public static var current: TempoRegistry {
-        if scopes.load(ordering: .relaxed) == 0 { return shared }
+        guard othersExist.load(ordering: .relaxed) else { return shared }
         return scoped ?? shared
     }
 
     /// Runs `body` with this registry as ``current``, for the free functions it calls and the
-    /// tasks they start.
+    /// tasks they start, whatever else runs meanwhile.
     ///
     /// ```swift
     /// await TempoRegistry(clock: clock).withCurrent { try await model.search("swift") }
@@ -93,16 +109,20 @@ public final class TempoRegistry: Sendable {
         isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> R
     ) async rethrows -> R {
-        Self.scopes.add(1, ordering: .relaxed)
-        defer { Self.scopes.subtract(1, ordering: .relaxed) }
-        return try await Self.$scoped.withValue(self, operation: body, isolation: isolation)
+        try await Self.$scoped.withValue(self, operation: body, isolation: isolation)
     }
 
     /// Synchronous form of ``withCurrent(isolation:_:)-(_,()->R)``.
     public func withCurrent<R>(_ body: () throws -> R) rethrows -> R {
-        Self.scopes.add(1, ordering: .relaxed)
-        defer { Self.scopes.subtract(1, ordering: .relaxed) }
-        return try Self.$scoped.withValue(self, operation: body)
+        try Self.$scoped.withValue(self, operation: body)
+    }
+
+    /// Runs a timer's callback with this registry current, so the operations it starts (and
+    /// the tasks they start) see the registry that fired them. ``shared`` is current already
+    /// wherever no scope says otherwise, so it binds nothing.
+    private func firing<R>(_ body: () -> R) -> R {
+        if isShared { return body() }
+        return Self.$scoped.withValue(self, operation: body)
     }
 
     /// How many keys hold live state: debounce and throttle groups, pending delays and
@@ -217,9 +237,11 @@ extension TempoRegistry {
         slot.timerDeadline = wake
         timerCount.add(1, ordering: .relaxed)
         slot.timer = clock.startTimer(at: wake) { [self] now in
-            switch kind {
-            case .debounce(let key): debounceFired(key, generation: generation, at: now)
-            case .throttle(let key): throttleFired(key, generation: generation, at: now)
+            firing {
+                switch kind {
+                case .debounce(let key): debounceFired(key, generation: generation, at: now)
+                case .throttle(let key): throttleFired(key, generation: generation, at: now)
+                }
             }
         }
     }
@@ -383,7 +405,9 @@ extension TempoRegistry {
             slot.generation = id
             slot.timerDeadline = deadline
             timerCount.add(1, ordering: .relaxed)
-            slot.timer = clock.startTimer(at: deadline) { [self] now in delayFired(id, at: now) }
+            slot.timer = clock.startTimer(at: deadline) { [self] now in
+                firing { delayFired(id, at: now) }
+            }
             tables.delays[id] = slot
         }
     }

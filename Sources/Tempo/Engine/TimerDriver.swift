@@ -10,6 +10,14 @@
 ///
 /// Timer callbacks run on the runner and must not run user code: ``Operation/launch(_:)``
 /// moves `.taskContext` operations to a task of their own when it sees ``isRunner``.
+///
+/// A timer handed to its callback is out of the table while the callback runs; ``cancel(_:)``
+/// then marks it cancelled, and the runner does not put it back, so a cancel is never lost.
+///
+/// The runner runs at the highest priority of the tasks that armed its timers since it
+/// started (the default priority at least), so callers of a higher priority than the runner's
+/// do not starve the timers they wait for: a timer armed by a higher-priority task starts a
+/// runner of that priority in place of the current one.
 final class TimerDriver: Sendable {
     private struct Timer {
         var deadline: Duration
@@ -31,6 +39,14 @@ final class TimerDriver: Sendable {
         var runnerGeneration: UInt64 = 0
         /// When the runner will wake; `nil` while it is awake and firing.
         var runnerWakesAt: Duration?
+        /// The priority the runner runs at, and the highest priority of the tasks that armed
+        /// timers since it started; a runner that finds the second above the first hands over
+        /// to a runner of that priority.
+        var runnerPriority: TaskPriority = .medium
+        var wantedPriority: TaskPriority = .medium
+        /// The timers out of the table because their callbacks are running, mapped to whether
+        /// they were cancelled meanwhile.
+        var firing: [UInt64: Bool] = [:]
     }
 
     private let state = Lock(State())
@@ -52,25 +68,40 @@ final class TimerDriver: Sendable {
     func schedule(at deadline: Duration, _ fire: @escaping @Sendable (Duration) -> Duration?)
         -> UInt64
     {
-        state.withLock { state in
+        let priority = Task.currentPriority
+        return state.withLock { state in
             state.lastID &+= 1
             let id = state.lastID
             state.timers[id] = Timer(deadline: deadline, fire: fire)
             Self.push(Node(deadline: deadline, id: id), into: &state.heap)
-            if state.runner == nil {
-                startRunner(&state)
-            } else if let wake = state.runnerWakesAt, deadline < wake {
-                state.runner?.cancel()
-                startRunner(&state)
-            }
+            if priority > state.wantedPriority { state.wantedPriority = priority }
+            wakeIfNeeded(&state, for: deadline)
             return id
         }
     }
 
-    /// Disarms a timer; does nothing when it already fired or was cancelled.
+    /// Starts a runner when none exists, or replaces a sleeping one that would wake after
+    /// `deadline` or runs below the wanted priority. An awake runner looks at the heap and the
+    /// priority again before it sleeps.
+    private func wakeIfNeeded(_ state: inout State, for deadline: Duration) {
+        if state.runner == nil {
+            startRunner(&state)
+        } else if let wake = state.runnerWakesAt,
+            deadline < wake || state.wantedPriority > state.runnerPriority
+        {
+            state.runner?.cancel()
+            startRunner(&state)
+        }
+    }
+
+    /// Disarms a timer; does nothing when it already fired or was cancelled. A timer whose
+    /// callback is running is not put back afterwards.
     func cancel(_ id: UInt64) {
         state.withLock { state in
-            guard state.timers.removeValue(forKey: id) != nil else { return }
+            guard state.timers.removeValue(forKey: id) != nil else {
+                if state.firing[id] != nil { state.firing[id] = true }
+                return
+            }
             if state.timers.isEmpty {
                 // Nothing left: stop a sleeping runner now rather than at its old deadline,
                 // which may be far away.
@@ -79,6 +110,7 @@ final class TimerDriver: Sendable {
                     state.runner?.cancel()
                     state.runner = nil
                     state.runnerGeneration &+= 1
+                    state.wantedPriority = .medium
                 }
             } else {
                 Self.compactIfSparse(&state)
@@ -102,7 +134,10 @@ final class TimerDriver: Sendable {
         state.runnerGeneration &+= 1
         let generation = state.runnerGeneration
         state.runnerWakesAt = nil
-        state.runner = Task.detached { [self] in await run(generation) }
+        state.runnerPriority = state.wantedPriority
+        state.runner = Task.detached(priority: state.runnerPriority) { [self] in
+            await run(generation)
+        }
     }
 
     /// The runner: fire what is due, sleep until the next deadline, repeat; end when no timer
@@ -112,6 +147,12 @@ final class TimerDriver: Sendable {
             let current = now()
             let step = state.withLock { state -> (due: [(UInt64, Timer)], wake: Duration?)? in
                 guard state.runnerGeneration == generation else { return nil }
+                if state.wantedPriority > state.runnerPriority {
+                    // A task of a higher priority armed a timer: hand over to a runner of that
+                    // priority. No timer is out for firing here, so nothing is lost.
+                    startRunner(&state)
+                    return nil
+                }
                 var due: [(UInt64, Timer)] = []
                 while let top = state.heap.first {
                     guard let timer = state.timers[top.id], timer.deadline == top.deadline else {
@@ -121,6 +162,7 @@ final class TimerDriver: Sendable {
                     guard top.deadline <= current else { break }
                     Self.popMin(&state.heap)
                     state.timers.removeLive(top.id)
+                    state.firing[top.id] = false
                     due.append((top.id, timer))
                 }
                 if due.isEmpty, state.heap.isEmpty {
@@ -129,6 +171,8 @@ final class TimerDriver: Sendable {
                     state.runnerWakesAt = nil
                     state.heap = []
                     state.timers = [:]
+                    state.firing = [:]
+                    state.wantedPriority = .medium
                     return nil
                 }
                 state.runnerWakesAt = due.isEmpty ? state.heap.first?.deadline : nil
@@ -136,12 +180,14 @@ final class TimerDriver: Sendable {
             }
             guard let step else { return }
             if !step.due.isEmpty {
+                var next: [(UInt64, Timer)] = []
                 Self.$isRunner.withValue(true) {
                     for (id, timer) in step.due {
-                        guard let next = timer.fire(current) else { continue }
-                        rearm(id, Timer(deadline: next, fire: timer.fire))
+                        guard let deadline = timer.fire(current) else { continue }
+                        next.append((id, Timer(deadline: deadline, fire: timer.fire)))
                     }
                 }
+                rearm(step.due, next)
                 continue
             }
             guard let wake = step.wake else { continue }
@@ -153,12 +199,16 @@ final class TimerDriver: Sendable {
         }
     }
 
-    /// Puts a fired timer back under its id, at the deadline its callback asked for. The
-    /// runner calling this is awake, so nothing needs waking.
-    private func rearm(_ id: UInt64, _ timer: Timer) {
+    /// Ends the firing of `fired` and puts back the timers in `next` whose callbacks asked to
+    /// fire again, unless they were cancelled meanwhile. The runner calling this is awake, so
+    /// nothing needs waking.
+    private func rearm(_ fired: [(UInt64, Timer)], _ next: [(UInt64, Timer)]) {
         state.withLock { state in
-            state.timers[id] = timer
-            Self.push(Node(deadline: timer.deadline, id: id), into: &state.heap)
+            for (id, timer) in next where state.firing[id] == false {
+                state.timers[id] = timer
+                Self.push(Node(deadline: timer.deadline, id: id), into: &state.heap)
+            }
+            for (id, _) in fired { state.firing.removeLive(id) }
         }
     }
 
