@@ -251,8 +251,8 @@ struct Suite {
                     name: "`debounce`, 2 threads on distinct identifiers: at least 1.5× 1 thread",
                     measured: format(value, digits: 2) + "× one thread",
                     met: value >= 1.5,
-                    note: "callers on distinct identifiers still share one lock and one timer "
-                        + "heap: see Docs/Tempo.docc/Performance.md."))
+                    note: "two threads can at most double the total on two cores, and gain less "
+                        + "when the machine has other work: see Docs/Tempo.docc/Performance.md."))
         }
     }
 

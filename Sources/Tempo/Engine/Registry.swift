@@ -191,8 +191,11 @@ extension TempoRegistry {
     /// At most this many shards, whatever the processor count.
     static let maximumShardCount = 64
 
-    /// The smallest power of two at least the number of active processors (capped): enough
-    /// that callers running at the same moment, one per core, seldom meet on one lock.
+    /// The smallest power of two at least four times the number of active processors (capped).
+    /// Two callers on distinct keys share a shard with a chance of one in the shard count: with
+    /// one shard per core that is one in two on a two-core machine, with four per core one in
+    /// eight. A shard costs one small allocation, and only `cancelAll`, `snapshot` and
+    /// `liveKeyCount` visit them all.
     static let defaultShardCount: Int = {
         #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
             let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
@@ -200,7 +203,7 @@ extension TempoRegistry {
             let cores = 1
         #endif
         var count = 1
-        while count < min(max(cores, 1), maximumShardCount) { count <<= 1 }
+        while count < min(max(cores, 1) * 4, maximumShardCount) { count <<= 1 }
         return count
     }()
 
