@@ -330,3 +330,68 @@ import Testing
         registry.cancelAll()
     }
 }
+
+/// A wrapper as Throttler users write them: it captures its caller's call site, the file ID as
+/// a `String`, and forwards it.
+private func debounceHere(
+    fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
+    _ work: @escaping @Sendable () -> Void
+) {
+    debounce(.seconds(1), by: .taskContext, fileID: fileID, line: line, column: column) { work() }
+}
+
+private func throttleHere(
+    fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
+    _ work: @escaping @Sendable () async throws -> Void
+) {
+    throttle(.seconds(1), by: .taskContext, fileID: fileID, line: line, column: column) {
+        try await work()
+    }
+}
+
+/// One wrapper per form, each forwarding its caller's site with a `String` file ID.
+@MainActor enum Wrappers {
+    static func debounceMain(
+        fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
+        _ work: @escaping @MainActor @Sendable () -> Void
+    ) {
+        debounce(fileID: fileID, line: line, column: column, operation: work)
+    }
+
+    static func debounceSync(
+        fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
+        _ work: @escaping @Sendable () -> Void
+    ) {
+        debounce(by: .taskContext, fileID: fileID, line: line, column: column, operation: work)
+    }
+
+    @discardableResult
+    static func debounceAsync(
+        fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
+        _ work: @escaping @Sendable () async throws -> Void
+    ) -> Task<Void, Never> {
+        debounce(fileID: fileID, line: line, column: column, operation: work)
+    }
+
+    static func throttleMain(
+        fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
+        _ work: @escaping @MainActor @Sendable () -> Void
+    ) {
+        throttle(fileID: fileID, line: line, column: column, operation: work)
+    }
+
+    static func throttleSync(
+        fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
+        _ work: @escaping @Sendable () -> Void
+    ) {
+        throttle(by: .taskContext, fileID: fileID, line: line, column: column, operation: work)
+    }
+
+    @discardableResult
+    static func throttleAsync(
+        fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
+        _ work: @escaping @Sendable () async throws -> Void
+    ) -> Task<Void, Never> {
+        throttle(fileID: fileID, line: line, column: column, operation: work)
+    }
+}
