@@ -27,8 +27,9 @@ import Synchronization
 /// ```
 ///
 /// ## Design
-/// The table sits behind one `Mutex`, not an actor: a call from synchronous code (a button
-/// handler, a loop) is applied before the call returns, so calls made one after another are
+/// The tables sit behind locks, not an actor: they are split into shards by key hash, each
+/// behind its own lock, and all the state of one key lives in one shard. A call from
+/// synchronous code (a button handler, a loop) is applied before the call returns, so calls made one after another are
 /// applied in that order, its instant is read from the clock at the call, and no `Task` is
 /// created to carry it. The per-group state machines (`DebounceState`, `ThrottleState`)
 /// decide; the registry carries out their actions outside the lock, so user code never runs
