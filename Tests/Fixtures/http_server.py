@@ -72,7 +72,9 @@ def main():
         os._exit(0)
 
     threading.Thread(target=stop_when_stdin_closes, daemon=True).start()
-    threading.Timer(120, lambda: os._exit(0)).start()
+    # A server left behind stops by itself; long enough for a ThreadSanitizer run of the whole
+    # suite on a loaded machine, where a test can wait minutes for a thread of the task pool.
+    threading.Timer(900, lambda: os._exit(0)).start()
     server.serve_forever()
 
 
