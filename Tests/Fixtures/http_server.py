@@ -12,7 +12,6 @@ It exits when its standard input is closed, when it is terminated, or after two 
 """
 
 import os
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -67,11 +66,17 @@ def main():
     server.daemon_threads = True
     print(f"PORT {server.server_address[1]}", flush=True)
 
-    def stop_when_stdin_closes():
-        sys.stdin.read()
+    # The test stops the server with SIGTERM. If the test process dies first, the server is
+    # handed to another parent: it then stops by itself. (It used to stop when its standard
+    # input closed, which also stopped it at once whenever its input was not the test's pipe.)
+    parent = os.getppid()
+
+    def stop_when_orphaned():
+        while os.getppid() == parent:
+            time.sleep(0.5)
         os._exit(0)
 
-    threading.Thread(target=stop_when_stdin_closes, daemon=True).start()
+    threading.Thread(target=stop_when_orphaned, daemon=True).start()
     # A server left behind stops by itself; long enough for a ThreadSanitizer run of the whole
     # suite on a loaded machine, where a test can wait minutes for a thread of the task pool.
     threading.Timer(900, lambda: os._exit(0)).start()
