@@ -18,6 +18,9 @@ mutants are not counted. See CONTRIBUTING.md.
 
 The tree is always restored: after each mutant, on errors, on Ctrl-C and on SIGTERM; a run
 killed harder than that (SIGKILL) leaves a journal that the next run restores from first.
+Every build and test run starts in a session of its own, and everything in it (the test
+runner `swift test` starts in a process group of its own included) is killed when the run
+ends, times out, or the script is interrupted: a hung mutant leaves no process behind.
 
 Only the Python 3 standard library is used.
 """
@@ -184,10 +187,73 @@ def on_signal(number, _frame):
     raise Interrupted(signal.Signals(number).name)
 
 
+def processes() -> list[tuple[int, int, int, int]]:
+    """(pid, parent pid, process group, session) of every live process (not zombies), from
+    /proc (Linux) or ps (elsewhere, without sessions)."""
+    found = []
+    proc = Path("/proc")
+    if proc.is_dir():
+        for entry in proc.iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:  # ended meanwhile
+                continue
+            # pid (comm) state ppid pgrp session ...; comm may hold spaces and parentheses.
+            fields = stat[stat.rindex(")") + 2:].split()
+            if fields[0] in ("Z", "X"):
+                continue
+            found.append((int(entry.name), int(fields[1]), int(fields[2]), int(fields[3])))
+        return found
+    listing = subprocess.run(
+        ["ps", "-axo", "pid=,ppid=,pgid=,stat="], capture_output=True, text=True)
+    for line in listing.stdout.splitlines():
+        pid, ppid, pgid, state = line.split(None, 3)
+        if not state.startswith("Z"):
+            found.append((int(pid), int(ppid), int(pgid), -1))
+    return found
+
+
+def kill_tree(leader: int) -> None:
+    """Kills `leader` (started in a session of its own) and everything it started.
+
+    `swift test` starts the test runner (TempoPackageTests.xctest) in a process group of its
+    own, so killing the leader's group alone leaves the runner going, reparented to init. So
+    every process of the leader's session, of its process groups, or descended from it is
+    killed, until none is left: the session and the groups survive the reparenting."""
+    for _ in range(50):
+        table = processes()
+        children: dict[int, list[int]] = {}
+        for pid, ppid, _, _ in table:
+            children.setdefault(ppid, []).append(pid)
+        tree, stack = set(), [leader]
+        while stack:
+            pid = stack.pop()
+            if pid not in tree:
+                tree.add(pid)
+                stack.extend(children.get(pid, []))
+        groups = {pgid for pid, _, pgid, _ in table if pid in tree} | {leader}
+        victims = {pid for pid, _, pgid, sid in table
+                   if pid in tree or sid == leader or pgid in groups}
+        victims.discard(os.getpid())
+        if not victims:
+            return
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.1)
+    print(f"mutate: processes of session {leader} still alive after SIGKILL", file=sys.stderr)
+
+
 def run(command: list[str], timeout: float, stop_at_failure: bool) -> tuple[str, list[str]]:
-    """Runs `command` in its own process group. Returns (status, output lines): status is
+    """Runs `command` in a session of its own. Returns (status, output lines): status is
     'ok', 'failed' or 'timeout'. With `stop_at_failure`, the run is stopped at the first
-    failing test (a Swift Testing line starting with ✘, or an XCTest failure)."""
+    failing test (a Swift Testing line starting with ✘, or an XCTest failure). Whatever ends
+    the run (its end, a timeout, a failure, Ctrl-C, SIGTERM), every process it started is
+    killed before this returns: see `kill_tree`."""
     # The output goes to a pseudo-terminal so that the test runner writes each line as it
     # happens (a pipe would buffer it to the end), which lets a failing run stop early.
     leader, follower = pty.openpty()
@@ -223,13 +289,17 @@ def run(command: list[str], timeout: float, stop_at_failure: bool) -> tuple[str,
                 if stop_at_failure and (line.startswith("✘") or " error: -[" in line):
                     status = "failed"
     finally:
-        if process.poll() is None:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        process.wait()
-        os.close(leader)
+        # Signals wait until the tree is gone, so a second Ctrl-C cannot cut the killing short.
+        blocked = signal.pthread_sigmask(
+            signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+        try:
+            # Also after a normal end: a runner the test tool left behind would go on. The
+            # leader is reaped only afterwards, so its id (the session's) cannot be reused.
+            kill_tree(process.pid)
+            process.wait()
+            os.close(leader)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     if pending:
         output.append(ANSI.sub("", pending.decode("utf-8", "replace")))
     if status is None:
