@@ -129,6 +129,33 @@ enum GroupKey: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What picks the key's shard of the registry: a cheap mix of the call site, of a long
+    /// identifier's hash, or of a short ASCII identifier's bytes. Not the tables' hash: hashing
+    /// the key fully here and again in the table cost a second hash per call.
+    var shardHash: Int {
+        switch self {
+        case .site(let site):
+            return Int(truncatingIfNeeded: site.line &* 0x9E37_79B1 ^ site.column &* 0x85EB_CA77)
+        case .named(let name, let hash):
+            if let hash { return hash }
+            // Only ASCII text is equal exactly when its bytes are: other identifiers can be
+            // equal as Swift strings (canonically equivalent) with other bytes, so they take
+            // the string's own hash.
+            var copy = name
+            let ascii = copy.withUTF8 { bytes -> Int? in
+                var mix: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(bytes.count)
+                for byte in bytes {
+                    guard byte < 0x80 else { return nil }
+                    mix = (mix ^ UInt64(byte)) &* 0x100_0000_01b3
+                }
+                return Int(truncatingIfNeeded: mix ^ (mix >> 29))
+            }
+            return ascii ?? name.hashValue
+        case .instance(let id):
+            return Int(truncatingIfNeeded: (id &* 0x9E37_79B9_7F4A_7C15) >> 32)
+        }
+    }
+
     var description: String {
         switch self {
         case .site(let site): site.description

@@ -210,7 +210,7 @@ extension TempoRegistry {
 
     /// The shard that holds `key`'s groups, delays and work records.
     @inline(__always)
-    func shard(_ key: GroupKey) -> Shard { shards[key.hashValue & shardMask] }
+    func shard(_ key: GroupKey) -> Shard { shards[key.shardHash & shardMask] }
 
     /// The shard an id of ``Tables/nextID()`` came from.
     @inline(__always)
