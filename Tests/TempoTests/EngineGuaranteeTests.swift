@@ -3,7 +3,7 @@ import Testing
 
 @testable import Tempo
 
-/// One test (or more) per guarantee of SPEC §3, each able to fail when the guarantee breaks.
+/// One test (or more) per guarantee in Guarantees.md, each able to fail when it breaks.
 @Suite struct EngineGuaranteeTests {
     // §3.2 Call order is kept.
     @Test func everyBurstFromAPlainLoopEndsWithTheLoopsLastCall() async {

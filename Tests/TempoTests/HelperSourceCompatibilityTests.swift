@@ -2,7 +2,7 @@ import Tempo
 import TempoTesting
 import Testing
 
-/// Calls written the way Throttler 3.0.1 code writes them (SPEC §2): they must compile
+/// Calls written the way Throttler 3.0.1 code writes them (MigratingFromThrottler.md): they must compile
 /// unchanged and behave as the contract says.
 @Suite struct HelperSourceCompatibilityTests {
     @Test func throttlerStyleCallsCompileAndBehave() async throws {

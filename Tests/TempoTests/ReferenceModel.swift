@@ -1,7 +1,7 @@
 import Tempo
 
-// A reference model of every debounce and throttle mode, written from the contract (SPEC §2
-// and §4, the doc comments of `DebounceOptions` and `ThrottleOptions`), not from the engine.
+// A reference model of every debounce and throttle mode, written from the contract (Guarantees.md,
+// Debounce.md and Throttle.md, the doc comments of `DebounceOptions` and `ThrottleOptions`), not from the engine.
 //
 // Time is whole ticks and the model is stepped one tick at a time: at each tick the clock
 // first reaches the instant (calls that are due run), then the actions made at that instant

@@ -1,4 +1,4 @@
-// Calls written only against SPEC §2 (the Throttler 3 signatures), with a plain `import Tempo`:
+// Calls written only against the Throttler 3 signatures (MigratingFromThrottler.md), with a plain `import Tempo`:
 // this file compiling is half the test; the rest checks that they behave.
 import Tempo
 import TempoTesting
