@@ -274,7 +274,7 @@ import Testing
         await onManualClock { clock, _ in
             let ticket = Ticket()
             weakTicket = ticket
-            let task = ticketTask(ticket, by: .taskContext, onError: nil) {}
+            let task = runWhenGranted(ticket, by: .taskContext, onError: nil) {}
             TempoRegistry.current.debounce(
                 .name("t"), duration: .seconds(1), option: .default, operation: .ticket(ticket))
             task.cancel()

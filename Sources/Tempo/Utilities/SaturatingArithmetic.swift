@@ -22,4 +22,12 @@ extension Duration {
         if overflow { return other > .zero ? .saturatedMin : .saturatedMax }
         return Duration(attoseconds: difference)
     }
+
+    /// `self × factor`, saturating instead of trapping.
+    package func saturatingMultiplied(by factor: some BinaryInteger) -> Duration {
+        let factor = Int128(factor)
+        let (product, overflow) = attoseconds.multipliedReportingOverflow(by: factor)
+        if overflow { return (self < .zero) == (factor < 0) ? .saturatedMax : .saturatedMin }
+        return Duration(attoseconds: product)
+    }
 }

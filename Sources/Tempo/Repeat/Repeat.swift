@@ -288,8 +288,7 @@ private func runLoop(
 
 /// `start + index × interval`, saturating.
 private func gridTick(start: Duration, interval: Duration, index: Int128) -> Duration {
-    let (offset, overflow) = interval.attoseconds.multipliedReportingOverflow(by: index)
-    return start.adding(overflow ? .saturatedMax : Duration(attoseconds: offset))
+    start.adding(interval.saturatingMultiplied(by: index))
 }
 
 /// The index of the first grid tick at or after `now`.

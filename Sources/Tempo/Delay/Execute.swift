@@ -1,17 +1,3 @@
-/// Waits for `duration` on the current registry's clock.
-///
-/// Returns early, without throwing, when the task is cancelled; zero or less returns at once.
-/// Any duration is safe: `.seconds(Int64.max)` waits until the task is cancelled.
-///
-/// ```swift
-/// await sleep(.milliseconds(500))
-/// ```
-public func sleep(_ duration: Duration = .seconds(1)) async {
-    guard duration > .zero else { return }
-    let clock = TempoRegistry.current.clock
-    try? await clock.sleep(until: clock.now().adding(duration))
-}
-
 /// Runs an asynchronous operation on the chosen actor, after an optional wait, and returns its
 /// task. The operation stays isolated to that actor across its `await`s (see ``ActorType``).
 /// Cancelled before it starts, the operation never runs.

@@ -126,12 +126,3 @@ private func power(_ x: Double, _ y: Double) -> Double {
     }
     return result
 }
-
-extension Duration {
-    /// `self × factor` for a non-negative factor, saturating instead of trapping.
-    func saturatingMultiplied(by factor: Int) -> Duration {
-        let (product, overflow) = attoseconds.multipliedReportingOverflow(by: Int128(factor))
-        if overflow { return (self < .zero) == (factor < 0) ? .saturatedMax : .saturatedMin }
-        return Duration(attoseconds: product)
-    }
-}

@@ -120,7 +120,7 @@ public final class Debouncer: Sendable {
         onError: (@Sendable (any Error) -> Void)? = nil,
         _ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
     ) -> Task<Void, Never> {
-        ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
+        makeTicketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
             registry.debounce(
                 key, duration: duration, option: option, maxWait: maxWait, operation: $0)
         }

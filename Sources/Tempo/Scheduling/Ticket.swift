@@ -1,140 +1,5 @@
 import Synchronization
 
-/// An operation waiting in the engine. Synchronous operations are stored as they are, and so
-/// are the asynchronous ones of the free `debounce` and `throttle` (``AsyncOperation``); the
-/// other `Task`-returning calls store a ``Ticket`` that their task waits on, so the engine only
-/// tells that task whether, and when, to run.
-enum Operation: Sendable {
-    case sync(@Sendable () -> Void, ActorType)
-    case main(@MainActor @Sendable () -> Void)
-    case ticket(Ticket)
-    case async(AsyncOperation)
-
-    /// Runs the operation now, or hands it to its actor. Never blocks on another actor.
-    ///
-    /// Tasks started here never inherit the timer runner's ``TimerDriver/isRunner`` flag, so
-    /// code in an operation sees the flag of wherever it really runs.
-    func launch(_ clock: EngineClock) {
-        if TimerDriver.isRunner {
-            TimerDriver.$isRunner.withValue(false) { launch(clock, onRunner: true) }
-        } else {
-            launch(clock, onRunner: false)
-        }
-    }
-
-    private func launch(_ clock: EngineClock, onRunner: Bool) {
-        switch self {
-        case .sync(let operation, .taskContext):
-            // In the caller (a leading call) it runs right here. On a timer runner it gets a
-            // task of its own, so a slow operation never holds up other timers.
-            if onRunner {
-                Task { operation() }
-            } else {
-                operation()
-            }
-        case .sync(let operation, .mainActor):
-            let token = clock.beginWork()
-            Task { @MainActor in
-                operation()
-                token?.finish()
-            }
-        case .sync(let operation, .ownedActor):
-            let token = clock.beginWork()
-            Task { @TempoActor in
-                await TempoActor.perform(operation, work: token)
-                token?.finish()
-            }
-        case .main(let operation):
-            let token = clock.beginWork()
-            Task { @MainActor in
-                operation()
-                token?.finish()
-            }
-        case .ticket(let ticket):
-            ticket.grant(clock.beginWork())
-        case .async(let operation):
-            operation.launch(clock)
-        }
-    }
-
-    /// Launches the operation as ``launch(_:)`` does and, for an ``AsyncOperation``, returns
-    /// the task that runs it.
-    func launchReturningTask(_ clock: EngineClock) -> Task<Void, Never>? {
-        guard case .async(let operation) = self else {
-            launch(clock)
-            return nil
-        }
-        return operation.launch(clock)
-    }
-
-    /// Tells a waiting task that its call will never run. Synchronous operations need nothing.
-    func discard() {
-        if case .ticket(let ticket) = self { ticket.close() }
-    }
-
-    func isTicket(_ other: Ticket) -> Bool {
-        if case .ticket(let ticket) = self { return ticket === other }
-        return false
-    }
-}
-
-/// An asynchronous operation stored in the engine itself, with where it runs and where its
-/// errors go: the free `debounce` and `throttle` overloads hand the engine their call and
-/// return at once (Throttler's meaning of their task), so the engine launches it when it is due.
-struct AsyncOperation: Sendable {
-    let operation: nonisolated(nonsending) @Sendable () async throws -> Void
-    let actorType: ActorType
-    let onError: (@Sendable (any Error) -> Void)?
-
-    init(
-        _ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void,
-        on actorType: ActorType,
-        onError: (@Sendable (any Error) -> Void)?
-    ) {
-        self.operation = operation
-        self.actorType = actorType
-        self.onError = onError
-    }
-
-    /// Starts a task that runs the operation on its actor, errors to `onError`. A
-    /// deterministic clock tracks it until it ends or parks in a sleep on that clock.
-    @discardableResult
-    func launch(_ clock: EngineClock) -> Task<Void, Never> {
-        let token = clock.beginWork()
-        return Task { [operation, actorType, onError] in
-            // Bound out here: a closure handed to `withValue` inside `run` would leave the actor.
-            await TimerDriver.$isRunner.withValue(false) {
-                await WorkToken.$current.withValue(token) {
-                    await actorType.run {
-                        // A call that ran at once returned this task: cancelling it before the
-                        // operation starts on its actor stops it, as for `immediateTask`.
-                        guard !Task.isCancelled else { return }
-                        do {
-                            try await operation()
-                        } catch {
-                            onError?(error)
-                        }
-                    }
-                }
-            }
-            // After `run` has given up the actor's turn.
-            token?.finish()
-        }
-    }
-}
-
-/// The task the free async `debounce` and `throttle` return for a call that does not run at
-/// once (it is stored for later, replaced or dropped): as in Throttler, their task stands for
-/// handing the call to the engine, which is done before they return. One task serves every
-/// such call, so a call makes no task of its own. Where `Task.immediate` exists the task has
-/// finished when it is made, so awaiting it never waits for a thread of the pool.
-let appliedCallTask: Task<Void, Never> = {
-    if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-        return Task.immediate {}
-    }
-    return Task {}
-}()
-
 /// The link between one call of a `Task`-returning overload and the task it returned.
 ///
 /// The engine decides (``grant(_:)`` or ``close()``); the task waits (``wait()``) and then, on
@@ -252,7 +117,7 @@ final class Ticket: Sendable {
 /// The body of every `Task` a `Task`-returning helper gives back: wait for the engine's verdict,
 /// then, on the operation's actor, claim the right to run and run it, sending errors to
 /// `onError`.
-func ticketTask(
+func runWhenGranted(
     _ ticket: Ticket,
     by actorType: ActorType,
     onError: (@Sendable (any Error) -> Void)?,
@@ -286,7 +151,7 @@ func ticketTask(
 /// What every `Task`-returning overload does: for a duration of zero or less, a task that runs
 /// the operation at once; otherwise a ticket task, whose call `register` hands to the engine
 /// before the task is returned (so the call is applied in call order, stamped at the call).
-func ticketedTask(
+func makeTicketedTask(
     after duration: Duration,
     by actorType: ActorType,
     onError: (@Sendable (any Error) -> Void)?,
@@ -297,7 +162,7 @@ func ticketedTask(
         return immediateTask(by: actorType, onError: onError, operation: operation)
     }
     let ticket = Ticket()
-    let task = ticketTask(ticket, by: actorType, onError: onError, operation: operation)
+    let task = runWhenGranted(ticket, by: actorType, onError: onError, operation: operation)
     register(.ticket(ticket))
     return task
 }

@@ -107,7 +107,7 @@ public final class Throttler: Sendable {
         onError: (@Sendable (any Error) -> Void)? = nil,
         _ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
     ) -> Task<Void, Never> {
-        ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
+        makeTicketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
             registry.throttle(key, duration: duration, option: option, operation: $0)
         }
     }

@@ -68,7 +68,7 @@ func scheduledTask(
     key: GroupKey,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
-    ticketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
+    makeTicketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
         TempoRegistry.current.delay(duration, key: key, operation: $0)
     }
 }

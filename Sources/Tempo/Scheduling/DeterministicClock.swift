@@ -1,0 +1,63 @@
+import Synchronization
+
+/// A clock that lets Tempo's engine hand it timers and report the work they start, so that
+/// advancing it is deterministic. `TempoTesting.ManualClock` is the one conformer.
+///
+/// Timers are callbacks, not sleeping tasks: the clock calls `fire` while it is being advanced,
+/// on the advancing task, once its time reaches the deadline. `fire` gets the clock's time and
+/// returns the next deadline to call it again at, or `nil` when the timer is done.
+package protocol DeterministicClock: AnyObject, Sendable {
+    /// The time elapsed since the clock's origin.
+    var offset: Duration { get }
+    /// Registers a timer; returns an identifier for ``cancelTimer(_:)``.
+    func scheduleTimer(at deadline: Duration, _ fire: @escaping @Sendable (Duration) -> Duration?)
+        -> UInt64
+    /// Removes a timer that has not fired yet; does nothing for an unknown identifier.
+    func cancelTimer(_ id: UInt64)
+    /// Marks the start of work that an advance must wait for.
+    func beginWork() -> UInt64
+    /// Marks the end of work started with ``beginWork()``.
+    func endWork(_ id: UInt64)
+    /// Counts started work as asleep while it waits for work that is (a turn on `TempoActor`
+    /// held by an operation asleep on the clock): an advance does not wait for it.
+    func park(_ work: WorkToken)
+    /// Counts parked work as running again, unless it has ended.
+    func unpark(_ work: WorkToken)
+}
+
+extension DeterministicClock {
+    package func park(_ work: WorkToken) {}
+    package func unpark(_ work: WorkToken) {}
+}
+
+/// Work started by a timer of a ``DeterministicClock`` (an operation on another actor, or the
+/// task behind a `Task`-returning call). Advancing the clock waits until every token is
+/// finished or parked in a sleep on that clock.
+package final class WorkToken: Sendable {
+    package let host: any DeterministicClock
+    /// The identifier ``DeterministicClock/beginWork()`` gave this work.
+    package let id: UInt64
+    private let finished = Atomic<Bool>(false)
+
+    /// The work the current task is doing, if a deterministic clock tracks it.
+    @TaskLocal package static var current: WorkToken?
+
+    init(host: any DeterministicClock) {
+        self.host = host
+        self.id = host.beginWork()
+    }
+
+    /// Ends the work; later calls do nothing.
+    package func finish() {
+        if !finished.exchange(true, ordering: .acquiringAndReleasing) { host.endWork(id) }
+    }
+
+    /// Whether ``finish()`` has been called.
+    package var isFinished: Bool { finished.load(ordering: .acquiring) }
+
+    /// See ``DeterministicClock/park(_:)``.
+    func park() { host.park(self) }
+
+    /// See ``DeterministicClock/unpark(_:)``.
+    func unpark() { host.unpark(self) }
+}

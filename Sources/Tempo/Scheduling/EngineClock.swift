@@ -1,0 +1,64 @@
+/// The engine's view of a clock: time as a `Duration` since the clock's origin, sleeping in
+/// bounded steps, and timers.
+struct EngineClock: Sendable {
+    /// The longest single sleep handed to the underlying clock. Longer waits are made of steps
+    /// of this size, so no deadline passed to a clock can overflow its instant arithmetic.
+    static let maximumStep: Duration = .seconds(3_600)
+
+    let now: @Sendable () -> Duration
+    private let sleepStep: @Sendable (Duration) async throws -> Void
+    let host: (any DeterministicClock)?
+    /// The timers, on an ordinary clock.
+    let driver: TimerDriver?
+
+    init<C: Clock>(_ clock: C) where C.Duration == Duration {
+        let origin = clock.now
+        if let host = clock as? any DeterministicClock {
+            // Deterministic clocks take timers at their own offsets, so the engine reads them.
+            // The instant at offset zero, reached in two halves so that no step overflows even
+            // when the clock starts at an extreme offset; an offset `d` is then `d` after it.
+            let originOffset = host.offset
+            let half = originOffset / 2
+            let zero = origin.advanced(by: .zero.subtracting(half))
+                .advanced(by: .zero.subtracting(originOffset.subtracting(half)))
+            self.host = host
+            driver = nil
+            now = { host.offset }
+            sleepStep = { try await clock.sleep(until: zero.advanced(by: $0), tolerance: nil) }
+        } else {
+            let now: @Sendable () -> Duration = { origin.duration(to: clock.now) }
+            let sleepStep: @Sendable (Duration) async throws -> Void = {
+                try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil)
+            }
+            self.now = now
+            self.sleepStep = sleepStep
+            host = nil
+            driver = TimerDriver(now: now, sleep: sleepStep)
+        }
+    }
+
+    /// Sleeps until `deadline` (an offset from the origin). Throws `CancellationError` when the
+    /// task is cancelled. Any deadline is safe, `Duration`'s largest included.
+    func sleep(until deadline: Duration) async throws {
+        while true {
+            let current = now()
+            if current >= deadline { return }
+            try await sleepStep(min(deadline, current.adding(Self.maximumStep)))
+        }
+    }
+
+    /// Arms a timer at `deadline`. `fire` runs once the deadline has passed and returns the next
+    /// deadline to wake for, or `nil` to end the timer. Re-arming to a later deadline through
+    /// the return value costs no new task and no new timer.
+    func startTimer(at deadline: Duration, _ fire: @escaping @Sendable (Duration) -> Duration?)
+        -> TimerRef
+    {
+        if let host { return .manual(host, host.scheduleTimer(at: deadline, fire)) }
+        return .driver(driver!, driver!.schedule(at: deadline, fire))
+    }
+
+    /// Starts tracked work when the clock is deterministic.
+    func beginWork() -> WorkToken? {
+        host.map { WorkToken(host: $0) }
+    }
+}

@@ -1,0 +1,65 @@
+// Control of a throttle group by identifier: cancel, flush, and when its trailing call runs.
+
+/// Cancels the trailing call of the throttle group `identifier`: it never runs, and the group
+/// is forgotten, so its window closes and its next call is treated as the first. An operation
+/// already running goes on. Does nothing when nothing is live for `identifier`. A trailing call
+/// whose window has already closed (its timer is a moment late) is not cancelled: it runs.
+///
+/// ```swift
+/// cancelThrottle(identifier: "scroll")
+/// ```
+public func cancelThrottle(identifier: String) {
+    TempoRegistry.current.cancelThrottle(identifier: identifier)
+}
+
+/// Runs the trailing call of the throttle group `identifier` now, with its latest operation;
+/// that run opens a new window. Does nothing when no trailing call is pending.
+///
+/// ```swift
+/// flushThrottle(identifier: "progress")   // show the final progress value now
+/// ```
+public func flushThrottle(identifier: String) {
+    TempoRegistry.current.flushThrottle(identifier: identifier)
+}
+
+/// The trailing call of the throttle group `identifier`, and when it runs; `nil` when none is
+/// pending.
+///
+/// ```swift
+/// if pendingThrottle(identifier: "progress") == nil { progressView.flash() }
+/// ```
+public func pendingThrottle(identifier: String) -> PendingCall? {
+    TempoRegistry.current.pendingThrottle(identifier: identifier)
+}
+
+extension TempoRegistry {
+    /// Cancels the trailing call of the throttle group `identifier` in this registry; see
+    /// ``Tempo/cancelThrottle(identifier:)``.
+    ///
+    /// ```swift
+    /// registry.cancelThrottle(identifier: "scroll")
+    /// ```
+    public func cancelThrottle(identifier: String) {
+        cancelThrottle(.name(identifier))
+    }
+
+    /// Runs the trailing call of the throttle group `identifier` in this registry now; see
+    /// ``Tempo/flushThrottle(identifier:)``.
+    ///
+    /// ```swift
+    /// registry.flushThrottle(identifier: "progress")
+    /// ```
+    public func flushThrottle(identifier: String) {
+        flushThrottle(.name(identifier))
+    }
+
+    /// The trailing call of the throttle group `identifier` in this registry; see
+    /// ``Tempo/pendingThrottle(identifier:)``.
+    ///
+    /// ```swift
+    /// let waiting = registry.pendingThrottle(identifier: "progress") != nil
+    /// ```
+    public func pendingThrottle(identifier: String) -> PendingCall? {
+        pendingThrottle(.name(identifier))
+    }
+}
