@@ -44,7 +44,7 @@ extension TempoRegistry {
     /// registry.cancelDebounce(identifier: "save")
     /// ```
     public func cancelDebounce(identifier: String) {
-        cancelDebounce(.name(identifier))
+        cancel(DebounceState<Operation>.self, .name(identifier))
     }
 
     /// Runs the pending call of the debounce group `identifier` in this registry now; see
@@ -54,7 +54,7 @@ extension TempoRegistry {
     /// registry.flushDebounce(identifier: "save")
     /// ```
     public func flushDebounce(identifier: String) {
-        flushDebounce(.name(identifier))
+        flush(DebounceState<Operation>.self, .name(identifier))
     }
 
     /// The pending call of the debounce group `identifier` in this registry; see
@@ -64,7 +64,7 @@ extension TempoRegistry {
     /// let runsAt = registry.pendingDebounce(identifier: "save")?.runsAt
     /// ```
     public func pendingDebounce(identifier: String) -> PendingCall? {
-        pendingDebounce(.name(identifier))
+        pending(DebounceState<Operation>.self, .name(identifier))
     }
 
 }

@@ -90,7 +90,8 @@ struct DebounceState<Payload> {
             pendingDuration = duration
             pendingOption = option
         }
-        result.wake = pending != nil ? deadline : quietUntil!
+        // Every branch that leaves nothing pending opened a quiet window.
+        result.wake = pending != nil ? deadline : (quietUntil ?? now)
         return result
     }
 
@@ -137,3 +138,4 @@ struct DebounceState<Payload> {
 }
 
 extension DebounceState: Sendable where Payload: Sendable {}
+extension DebounceState.CallResult: Sendable where Payload: Sendable {}

@@ -76,7 +76,7 @@ public final class Debouncer: Sendable {
     }
 
     deinit {
-        registry.cancelDebounce(key)
+        registry.cancel(DebounceState<Operation>.self, key)
     }
 
     /// Debounces `operation`, which runs on ``actorType``.
@@ -133,7 +133,7 @@ public final class Debouncer: Sendable {
     /// func discardDraft() { saver.cancel() }
     /// ```
     public func cancel() {
-        registry.cancelDebounce(key)
+        registry.cancel(DebounceState<Operation>.self, key)
     }
 
     /// Runs the pending call now, with its latest operation. Does nothing when nothing is
@@ -143,7 +143,7 @@ public final class Debouncer: Sendable {
     /// func windowWillClose() { saver.flush() }
     /// ```
     public func flush() {
-        registry.flushDebounce(key)
+        registry.flush(DebounceState<Operation>.self, key)
     }
 
     /// The pending call and when it runs; `nil` when nothing is pending.
@@ -152,6 +152,6 @@ public final class Debouncer: Sendable {
     /// var hasUnsavedChanges: Bool { saver.pending != nil }
     /// ```
     public var pending: PendingCall? {
-        registry.pendingDebounce(key)
+        registry.pending(DebounceState<Operation>.self, key)
     }
 }

@@ -198,7 +198,7 @@ private func startRepeat(
     // that nobody advances). Running it twice does nothing more.
     let end: @Sendable () -> Void = {
         ticks.stop()
-        registry.endWork(id)
+        registry.endRunningWork(id)
         if let name = site.identifier {
             NamedRepeats.remove(name, in: registry, ifCurrent: control)
         }
@@ -241,7 +241,7 @@ private func runLoop(
         do { token = try await ticks.wait() } catch { return nil }
     }
     while true {
-        registry.updateWork(id, .repeating(runs: runs, nextRunAt: nil))
+        registry.updateRunningWork(id, .repeating(runs: runs, nextRunAt: nil))
         do {
             try await WorkToken.$current.withValue(token) {
                 try await plan.actorType.run {
@@ -272,7 +272,7 @@ private func runLoop(
             tick = max(tick + 1, ticksUntil(clock.now(), start: start, interval: plan.interval))
             next = gridTick(start: start, interval: plan.interval, index: tick)
         }
-        registry.updateWork(id, .repeating(runs: runs, nextRunAt: clock.registryInstant(next)))
+        registry.updateRunningWork(id, .repeating(runs: runs, nextRunAt: clock.registryInstant(next)))
         // A tick that is already due runs now, without a round trip through the clock, but
         // after giving the executor a turn: a loop faster than its iterations never starves it.
         if next <= clock.now() {

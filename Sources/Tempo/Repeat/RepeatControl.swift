@@ -81,12 +81,19 @@ final class RepeatControl: Sendable {
     }
 }
 
-/// The running named repeats of a registry, kept in the registry itself (its
-/// ``TempoRegistry/repeatsByName`` table): an entry lives only while its loop runs.
+/// The running named repeats of a registry, kept in the shard of the name's key (its
+/// `namedRepeats` table), under the same lock as everything else filed under that name: an
+/// entry lives only while its loop runs.
 enum NamedRepeats {
+    private static func withTable<R>(
+        _ name: String, in registry: TempoRegistry, _ body: (inout [String: RepeatControl]) -> R
+    ) -> R {
+        registry.shard(GroupKey.name(name)).tables.withLock { body(&$0.namedRepeats) }
+    }
+
     /// Makes `control` (or nothing) the loop named `name` and stops the loop it replaces.
     static func replace(_ name: String, in registry: TempoRegistry, with control: RepeatControl?) {
-        let old = registry.repeatsByName.withLock { table in
+        let old = withTable(name, in: registry) { table in
             if let control { return table.updateValue(control, forKey: name) }
             return table.removeLive(name)
         }
@@ -96,20 +103,20 @@ enum NamedRepeats {
     /// Removes the entry for `name` if it is still `control`'s.
     static func remove(_ name: String, in registry: TempoRegistry, ifCurrent control: RepeatControl)
     {
-        registry.repeatsByName.withLock { table in
+        withTable(name, in: registry) { table in
             if table[name] === control { table.removeLive(name) }
         }
     }
 
     /// Stops the loop named `name`; returns whether one was running.
     static func cancel(_ name: String, in registry: TempoRegistry) -> Bool {
-        let control = registry.repeatsByName.withLock { $0.removeLive(name) }
+        let control = withTable(name, in: registry) { $0.removeLive(name) }
         control?.stop()
         return control != nil
     }
 
     /// Whether a loop named `name` is running.
     static func contains(_ name: String, in registry: TempoRegistry) -> Bool {
-        registry.repeatsByName.withLock { $0[name] != nil }
+        withTable(name, in: registry) { $0[name] != nil }
     }
 }

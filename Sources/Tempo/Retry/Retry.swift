@@ -181,7 +181,7 @@ private func runRetry<Value>(
     let id = site.begin(
         .retry, in: registry,
         state: .retrying(attempt: attempt, maxAttempts: maxAttempts, waitingUntil: nil))
-    defer { registry.endWork(id) }
+    defer { registry.endRunningWork(id) }
     var previous = max(backoff.initial, .zero)
     while true {
         do {
@@ -200,7 +200,7 @@ private func runRetry<Value>(
             onRetry?(attempt, error, wait)
             if wait > .zero {
                 let deadline = clock.now().adding(wait)
-                registry.updateWork(
+                registry.updateRunningWork(
                     id,
                     .retrying(
                         attempt: attempt, maxAttempts: maxAttempts,
@@ -209,7 +209,7 @@ private func runRetry<Value>(
             }
             try Task.checkCancellation()
             attempt += 1
-            registry.updateWork(
+            registry.updateRunningWork(
                 id, .retrying(attempt: attempt, maxAttempts: maxAttempts, waitingUntil: nil))
         }
     }

@@ -56,7 +56,7 @@ struct HelperSite: Sendable {
     func begin(
         _ kind: TempoSnapshot.Kind, in registry: TempoRegistry, state: TempoSnapshot.State
     ) -> UInt64 {
-        registry.beginWork(
+        registry.beginRunningWork(
             kind, identifier: identifier, fileID: fileID, line: line, column: column, state: state)
     }
 }

@@ -40,7 +40,7 @@ extension TempoRegistry {
     /// registry.cancelThrottle(identifier: "scroll")
     /// ```
     public func cancelThrottle(identifier: String) {
-        cancelThrottle(.name(identifier))
+        cancel(ThrottleState<Operation>.self, .name(identifier))
     }
 
     /// Runs the trailing call of the throttle group `identifier` in this registry now; see
@@ -50,7 +50,7 @@ extension TempoRegistry {
     /// registry.flushThrottle(identifier: "progress")
     /// ```
     public func flushThrottle(identifier: String) {
-        flushThrottle(.name(identifier))
+        flush(ThrottleState<Operation>.self, .name(identifier))
     }
 
     /// The trailing call of the throttle group `identifier` in this registry; see
@@ -60,6 +60,6 @@ extension TempoRegistry {
     /// let waiting = registry.pendingThrottle(identifier: "progress") != nil
     /// ```
     public func pendingThrottle(identifier: String) -> PendingCall? {
-        pendingThrottle(.name(identifier))
+        pending(ThrottleState<Operation>.self, .name(identifier))
     }
 }

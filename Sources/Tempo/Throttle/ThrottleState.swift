@@ -36,6 +36,11 @@ struct ThrottleState<Payload> {
     /// When the trailing call runs, if there is one.
     var pendingDeadline: Duration? { trailing == nil ? nil : closesAt }
 
+    /// No trailing call and no open window at `now`: the group can be forgotten.
+    func isIdle(at now: Duration) -> Bool {
+        trailing == nil && (closesAt.map { now >= $0 } ?? true)
+    }
+
     /// A call at `now` with a positive `duration`.
     mutating func call(
         at now: Duration, duration: Duration, option: ThrottleOptions, payload: Payload
@@ -60,7 +65,8 @@ struct ThrottleState<Payload> {
             trailing = payload
             trailingDuration = duration
         }
-        result.wake = closesAt!
+        // Every branch leaves a window open.
+        result.wake = closesAt ?? now
         return result
     }
 
@@ -117,3 +123,4 @@ struct ThrottleState<Payload> {
 }
 
 extension ThrottleState: Sendable where Payload: Sendable {}
+extension ThrottleState.CallResult: Sendable where Payload: Sendable {}

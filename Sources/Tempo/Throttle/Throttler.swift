@@ -63,7 +63,7 @@ public final class Throttler: Sendable {
     }
 
     deinit {
-        registry.cancelThrottle(key)
+        registry.cancel(ThrottleState<Operation>.self, key)
     }
 
     /// Throttles `operation`, which runs on ``actorType``.
@@ -119,7 +119,7 @@ public final class Throttler: Sendable {
     /// func stopTracking() { progress.cancel() }
     /// ```
     public func cancel() {
-        registry.cancelThrottle(key)
+        registry.cancel(ThrottleState<Operation>.self, key)
     }
 
     /// Runs the trailing call now, with its latest operation; the run opens a new window. Does
@@ -129,7 +129,7 @@ public final class Throttler: Sendable {
     /// func downloadFinished() { progress.flush() }   // show the last value now
     /// ```
     public func flush() {
-        registry.flushThrottle(key)
+        registry.flush(ThrottleState<Operation>.self, key)
     }
 
     /// The trailing call and when it runs; `nil` when none is pending.
@@ -138,6 +138,6 @@ public final class Throttler: Sendable {
     /// let catchingUp = progress.pending != nil
     /// ```
     public var pending: PendingCall? {
-        registry.pendingThrottle(key)
+        registry.pending(ThrottleState<Operation>.self, key)
     }
 }

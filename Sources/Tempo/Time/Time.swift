@@ -172,7 +172,7 @@ private func measuring<Value>(
     let start = clock.now()
     let id = site.begin(
         .timing, in: registry, state: .timing(startedAt: clock.registryInstant(start)))
-    defer { registry.endWork(id) }
+    defer { registry.endRunningWork(id) }
     do {
         let value = try operation()
         let elapsed = clock.now().subtracting(start)
@@ -200,7 +200,7 @@ private func measuring<Value>(
     let start = clock.now()
     let id = site.begin(
         .timing, in: registry, state: .timing(startedAt: clock.registryInstant(start)))
-    defer { registry.endWork(id) }
+    defer { registry.endRunningWork(id) }
     do {
         let value = try await operation()
         let elapsed = clock.now().subtracting(start)

@@ -116,7 +116,7 @@ private func runTimeout<Value: Sendable>(
     let registry = clock.registry
     let id = site.begin(
         .timeout, in: registry, state: .timeout(deadline: clock.registryInstant(deadline)))
-    defer { registry.endWork(id) }
+    defer { registry.endRunningWork(id) }
     let result = await withTaskGroup(of: TimeoutOutcome<Value>.self) {
         group -> Result<Value, any Error> in
         group.addTask {

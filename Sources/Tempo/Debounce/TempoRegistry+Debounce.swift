@@ -1,0 +1,55 @@
+// A debounce group in the registry: its state machine as a registry entry, and the call that
+// enters it.
+
+extension DebounceState: RegistryEntry where Payload == Operation {
+    static func access<R>(
+        _ tables: inout TempoRegistry.Tables,
+        _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
+    ) -> R { body(&tables.debounces, &tables.ids) }
+
+    mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) {
+        let result = fire(at: now)
+        return (result.run, result.next)
+    }
+
+    var nextWake: Duration? { quietUntil }
+
+    mutating func withdraw(_ ticket: Ticket) -> Bool {
+        guard pending?.isTicket(ticket) == true else { return false }
+        _ = cancelPending()
+        return true
+    }
+
+    func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
+        TempoSnapshot.Entry(
+            kind: .debounce, key: key.description,
+            state: .debounce(runsAt: pendingDeadline, quietUntil: quietUntil))
+    }
+}
+
+extension DebounceState.CallResult: TransitionResult {
+    var timerWake: Duration? { wake }
+}
+
+extension TempoRegistry {
+    /// Applies a debounce call. Returns the task that runs it when it runs at once and is an
+    /// ``AsyncOperation``, else `nil`.
+    @discardableResult
+    func debounce(
+        _ key: GroupKey, duration: Duration, option: DebounceOptions, maxWait: Duration? = nil,
+        operation: Operation
+    ) -> Task<Void, Never>? {
+        let now = clock.now()
+        guard duration > .zero else { return operation.launchReturningTask(clock) }
+        let (_, result) = enter(
+            DebounceState<Operation>.self, in: shard(key), key: { _ in key },
+            carrying: operation, new: { DebounceState() }
+        ) {
+            $0.call(
+                at: now, duration: duration, option: option, maxWait: maxWait, payload: operation)
+        }
+        result.replaced?.discard()
+        result.catchUp?.launch(clock)
+        return result.runNow?.launchReturningTask(clock)
+    }
+}

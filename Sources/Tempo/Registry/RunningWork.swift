@@ -1,0 +1,59 @@
+// Running work in the registry: `repeat`, `retry`, `timeout` and `time` time themselves (they
+// sleep on their clock in their own task), and enter the registry as a record of what they are
+// doing, so that `snapshot()` and `liveKeyCount` show them. A record has no timer and no call
+// waiting; `cancelAll` leaves it alone (cancel the work's task instead).
+
+/// What a piece of running work is doing now.
+struct RunningWork: Sendable {
+    var kind: TempoSnapshot.Kind
+    var key: GroupKey
+    var state: TempoSnapshot.State
+
+    struct CallResult: TransitionResult {
+        var timerWake: Duration? { nil }
+    }
+}
+
+extension RunningWork: RegistryEntry {
+    static func access<R>(
+        _ tables: inout TempoRegistry.Tables,
+        _ body: (inout [UInt64: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
+    ) -> R { body(&tables.running, &tables.ids) }
+
+    mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) { (nil, nil) }
+    mutating func cancel(at now: Duration) -> (due: Operation?, dropped: Operation?) { (nil, nil) }
+    mutating func flush(at now: Duration) -> Operation? { nil }
+    var nextWake: Duration? { nil }
+    mutating func withdraw(_ ticket: Ticket) -> Bool { false }
+    func isIdle(at now: Duration) -> Bool { false }
+    var pendingDeadline: Duration? { nil }
+
+    func snapshotEntry(key: UInt64, now: Duration) -> TempoSnapshot.Entry {
+        TempoSnapshot.Entry(kind: kind, key: self.key.description, state: state)
+    }
+}
+
+extension TempoRegistry {
+    /// Records running work so it appears in ``snapshot()``; returns its id for
+    /// ``updateRunningWork(_:_:)`` and ``endRunningWork(_:)``. A lock, no await, no task.
+    package func beginRunningWork(
+        _ kind: TempoSnapshot.Kind, identifier: String?, fileID: StaticString, line: UInt,
+        column: UInt, state: TempoSnapshot.State
+    ) -> UInt64 {
+        let key = GroupKey(identifier, fileID, line, column)
+        return enter(
+            RunningWork.self, in: shard(key), key: { $0.next() }, carrying: nil,
+            new: { RunningWork(kind: kind, key: key, state: state) }
+        ) { _ in RunningWork.CallResult() }.key
+    }
+
+    /// Updates what running work is doing.
+    package func updateRunningWork(_ id: UInt64, _ state: TempoSnapshot.State) {
+        modify(RunningWork.self, id) { $0.state = state }
+    }
+
+    /// Removes the record of running work that ended.
+    package func endRunningWork(_ id: UInt64) {
+        remove(RunningWork.self, id)
+    }
+}

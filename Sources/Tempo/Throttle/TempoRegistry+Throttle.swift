@@ -1,0 +1,51 @@
+// A throttle group in the registry: its state machine as a registry entry, and the call that
+// enters it.
+
+extension ThrottleState: RegistryEntry where Payload == Operation {
+    static func access<R>(
+        _ tables: inout TempoRegistry.Tables,
+        _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
+    ) -> R { body(&tables.throttles, &tables.ids) }
+
+    mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) {
+        let result = fire(at: now)
+        return (result.run, result.next)
+    }
+
+    var nextWake: Duration? { closesAt }
+
+    mutating func withdraw(_ ticket: Ticket) -> Bool {
+        guard trailing?.isTicket(ticket) == true else { return false }
+        _ = cancelTrailing()
+        return true
+    }
+
+    func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
+        TempoSnapshot.Entry(
+            kind: .throttle, key: key.description,
+            state: .throttle(windowClosesAt: closesAt ?? now, trailingPending: trailing != nil))
+    }
+}
+
+extension ThrottleState.CallResult: TransitionResult {
+    var timerWake: Duration? { wake }
+}
+
+extension TempoRegistry {
+    /// Applies a throttle call. Returns the task that runs it when it runs at once and is an
+    /// ``AsyncOperation``, else `nil`.
+    @discardableResult
+    func throttle(
+        _ key: GroupKey, duration: Duration, option: ThrottleOptions, operation: Operation
+    ) -> Task<Void, Never>? {
+        let now = clock.now()
+        guard duration > .zero else { return operation.launchReturningTask(clock) }
+        let (_, result) = enter(
+            ThrottleState<Operation>.self, in: shard(key), key: { _ in key },
+            carrying: operation, new: { ThrottleState() }
+        ) { $0.call(at: now, duration: duration, option: option, payload: operation) }
+        result.dropped?.discard()
+        result.catchUp?.launch(clock)
+        return result.runNow?.launchReturningTask(clock)
+    }
+}
