@@ -66,7 +66,7 @@ public final class ManualClock: Clock, Sendable {
 
     private enum Waiter {
         case timer(@Sendable (Duration) -> Duration?)
-        case sleeper(CheckedContinuation<Void, any Error>, parked: WorkToken?)
+        case sleeper(CheckedContinuation<Void, any Error>, parked: SettleToken?)
     }
 
     private struct Entry {
@@ -120,7 +120,7 @@ public final class ManualClock: Clock, Sendable {
     /// Suspends until `deadline`, or throws `CancellationError` when the task is cancelled.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let id = state.withLock { $0.nextID() }
-        let token = WorkToken.current.flatMap { $0.host === self && !$0.isFinished ? $0 : nil }
+        let token = SettleToken.current.flatMap { $0.host === self && !$0.isFinished ? $0 : nil }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation {
                 (continuation: CheckedContinuation<Void, any Error>) in
@@ -252,17 +252,25 @@ public final class ManualClock: Clock, Sendable {
 
     /// Work asleep on this clock counts as settled: `advance` must not wait for it, or an
     /// operation that sleeps on the clock would wait for an advance that waits for it.
-    private func parkLocked(_ state: inout State, _ token: WorkToken)
+    private func parkLocked(_ state: inout State, _ token: SettleToken)
         -> [CheckedContinuation<Void, Never>]
     {
-        state.activeWork.remove(token.id)
+        settledLocked(&state, token.id)
+    }
+
+    /// Work `id` settled (ended, or parked in a sleep): when none is left, the waiters of
+    /// `settle()` go on.
+    private func settledLocked(_ state: inout State, _ id: UInt64)
+        -> [CheckedContinuation<Void, Never>]
+    {
+        state.activeWork.remove(id)
         guard state.activeWork.isEmpty else { return [] }
         defer { state.idleWaiters = [] }
         return state.idleWaiters
     }
 
     /// The sleeping work is awake again: `advance` waits for it once more.
-    private func unparkLocked(_ state: inout State, _ token: WorkToken) {
+    private func unparkLocked(_ state: inout State, _ token: SettleToken) {
         if !token.isFinished { state.activeWork.insert(token.id) }
     }
 }
@@ -287,7 +295,7 @@ extension ManualClock: DeterministicClock {
         state.withLock { _ = $0.entries.removeValue(forKey: id) }
     }
 
-    package func beginWork() -> UInt64 {
+    package func openSettleToken() -> UInt64 {
         state.withLock { state in
             let id = state.nextID()
             state.activeWork.insert(id)
@@ -295,22 +303,17 @@ extension ManualClock: DeterministicClock {
         }
     }
 
-    package func endWork(_ id: UInt64) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.activeWork.remove(id)
-            guard state.activeWork.isEmpty else { return [] }
-            defer { state.idleWaiters = [] }
-            return state.idleWaiters
-        }
+    package func closeSettleToken(_ id: UInt64) {
+        let waiters = state.withLock { settledLocked(&$0, id) }
         for waiter in waiters { waiter.resume() }
     }
 
-    package func park(_ work: WorkToken) {
+    package func park(_ work: SettleToken) {
         let waiters = state.withLock { parkLocked(&$0, work) }
         for waiter in waiters { waiter.resume() }
     }
 
-    package func unpark(_ work: WorkToken) {
+    package func unpark(_ work: SettleToken) {
         state.withLock { unparkLocked(&$0, work) }
     }
 }

@@ -55,8 +55,8 @@ final class ScriptedClock: Clock, DeterministicClock, Sendable {
         }
     }
     func cancelTimer(_ id: UInt64) { state.withLock { $0.timers[Int(id)].cancelled = true } }
-    func beginWork() -> UInt64 { 0 }
-    func endWork(_ id: UInt64) {}
+    func openSettleToken() -> UInt64 { 0 }
+    func closeSettleToken(_ id: UInt64) {}
 }
 
 /// Waits until `condition` holds, polling it every 2 ms at most `limit / 2 ms` times; returns

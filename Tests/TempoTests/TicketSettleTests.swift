@@ -10,7 +10,7 @@ import Testing
     @Test func aGrantedTicketCancelledBeforeItStartsFinishesItsToken() async {
         let clock = ManualClock()
         let registry = TempoRegistry(clock: clock)
-        let token = registry.clock.beginWork()
+        let token = registry.clock.settleToken()
         let ticket = Ticket()
         ticket.grant(token)
         ticket.cancel()
@@ -22,7 +22,7 @@ import Testing
     @Test func aGrantedTicketClosedByTheEngineFinishesItsToken() async {
         let clock = ManualClock()
         let registry = TempoRegistry(clock: clock)
-        let token = registry.clock.beginWork()
+        let token = registry.clock.settleToken()
         let ticket = Ticket()
         ticket.grant(token)
         ticket.close()
@@ -35,7 +35,7 @@ import Testing
         let registry = TempoRegistry(clock: clock)
         let ticket = Ticket()
         ticket.cancel()
-        let token = registry.clock.beginWork()
+        let token = registry.clock.settleToken()
         ticket.grant(token)  // the engine granted it as the task was being cancelled
         #expect(ticket.start() == nil)
         #expect(token?.isFinished == true)

@@ -52,7 +52,8 @@ extension DelayState: RegistryEntry {
     var pendingDeadline: Duration? { operation == nil ? nil : deadline }
 
     func snapshotEntry(key: UInt64, now: Duration) -> TempoSnapshot.Entry {
-        TempoSnapshot.Entry(kind: .delay, key: self.key.description, state: .delay(runsAt: deadline))
+        TempoSnapshot.Entry(
+            kind: .delay, key: self.key.description, state: .delay(runsAt: deadline))
     }
 }
 

@@ -60,7 +60,9 @@ extension TempoRegistry {
         var entries: [TempoSnapshot.Entry] = []
         func add<Entry: RegistryEntry>(_: Entry.Type, from tables: inout Tables) {
             Entry.access(&tables) { table, _ in
-                for (key, slot) in table { entries.append(slot.state.snapshotEntry(key: key, now: now)) }
+                for (key, slot) in table {
+                    entries.append(slot.state.snapshotEntry(key: key, now: now))
+                }
             }
         }
         for shard in shards {

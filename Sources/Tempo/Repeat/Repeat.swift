@@ -65,30 +65,8 @@ public enum RepeatMode: Sendable, Hashable {
 /// `repeat`(every: .seconds(5), identifier: "heartbeat") { try await server.ping() }
 /// cancelRepeat(identifier: "heartbeat")
 /// ```
-@discardableResult
-public func `repeat`(
-    every interval: Duration = .seconds(1),
-    mode: RepeatMode = .fixedDelay,
-    times limit: Int? = nil,
-    startingImmediately: Bool = false,
-    identifier: String? = nil,
-    by actorType: ActorType = .mainActor,
-    onError: (@Sendable (any Error) -> Void)? = nil,
-    fileID: StaticString = #fileID,
-    line: UInt = #line,
-    column: UInt = #column,
-    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
-) -> Task<Void, Never> {
-    startRepeat(
-        RepeatPlan(
-            interval: interval, mode: mode, limit: limit,
-            startingImmediately: startingImmediately, actorType: actorType, onError: onError),
-        clock: HelperClock(), site: HelperSite(identifier: identifier, fileID, line, column),
-        operation: operation)
-}
-
-/// ``repeat(every:mode:times:startingImmediately:identifier:by:onError:fileID:line:column:operation:)``
-/// on `clock`.
+///
+/// Pass `clock:` to measure on another clock: `nil`, the default, is the current registry's clock.
 ///
 /// ```swift
 /// let clock = ManualClock()
@@ -105,7 +83,7 @@ public func `repeat`(
     identifier: String? = nil,
     by actorType: ActorType = .mainActor,
     onError: (@Sendable (any Error) -> Void)? = nil,
-    clock: some Clock<Duration>,
+    clock: (any Clock<Duration>)? = nil,
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
@@ -187,7 +165,7 @@ private func startRepeat(
         state: .repeating(runs: 0, nextRunAt: clock.registryInstant(first)))
     let ticks = TickWaiter(clock.engine)
     // Running at once: on a manual clock, advancing waits for this first iteration.
-    let token = plan.startingImmediately ? clock.engine.beginWork() : nil
+    let token = plan.startingImmediately ? clock.engine.settleToken() : nil
     if plan.startingImmediately {
         ticks.holdAdvances(at: start)
     } else {
@@ -228,11 +206,11 @@ private func runLoop(
     start: Duration,
     clock: HelperClock,
     ticks: TickWaiter,
-    token: WorkToken?,
+    token: SettleToken?,
     id: UInt64,
     control: RepeatControl,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
-) async -> WorkToken? {
+) async -> SettleToken? {
     let registry = clock.registry
     var token = token
     var runs = 0
@@ -243,7 +221,7 @@ private func runLoop(
     while true {
         registry.updateRunningWork(id, .repeating(runs: runs, nextRunAt: nil))
         do {
-            try await WorkToken.$current.withValue(token) {
+            try await SettleToken.$current.withValue(token) {
                 try await plan.actorType.run {
                     // The claim is made here, after the hop to the iteration's actor and right
                     // before the operation: a stop that returned first keeps it from starting.
@@ -272,7 +250,8 @@ private func runLoop(
             tick = max(tick + 1, ticksUntil(clock.now(), start: start, interval: plan.interval))
             next = gridTick(start: start, interval: plan.interval, index: tick)
         }
-        registry.updateRunningWork(id, .repeating(runs: runs, nextRunAt: clock.registryInstant(next)))
+        registry.updateRunningWork(
+            id, .repeating(runs: runs, nextRunAt: clock.registryInstant(next)))
         // A tick that is already due runs now, without a round trip through the clock, but
         // after giving the executor a turn: a loop faster than its iterations never starves it.
         if next <= clock.now() {

@@ -12,8 +12,8 @@ final class TickWaiter: Sendable {
         var deadline: Duration = .zero
         var timer: UInt64?
         var fired = false
-        var token: WorkToken?
-        var waiter: CheckedContinuation<WorkToken?, any Error>?
+        var token: SettleToken?
+        var waiter: CheckedContinuation<SettleToken?, any Error>?
         var cancelled = false
         var hold: UInt64?
     }
@@ -66,7 +66,7 @@ final class TickWaiter: Sendable {
     /// A tick that is already due still gives the executor a turn (`Task.yield()`), so a loop
     /// whose interval is shorter than its iterations never holds a thread of the cooperative
     /// pool for good.
-    func wait() async throws -> WorkToken? {
+    func wait() async throws -> SettleToken? {
         guard clock.host != nil else {
             let (deadline, stopped) = state.withLock { ($0.deadline, $0.cancelled) }
             if stopped { throw CancellationError() }
@@ -80,7 +80,7 @@ final class TickWaiter: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 enum Next {
-                    case resume(WorkToken?)
+                    case resume(SettleToken?)
                     case cancelled
                     case wait
                 }
@@ -130,9 +130,9 @@ final class TickWaiter: Sendable {
 
     /// The deterministic clock's timer fired: wake the loop, with work the advance waits for.
     private func fire() {
-        let token = clock.beginWork()
+        let token = clock.settleToken()
         let (waiter, unused) = state.withLock {
-            state -> (CheckedContinuation<WorkToken?, any Error>?, WorkToken?) in
+            state -> (CheckedContinuation<SettleToken?, any Error>?, SettleToken?) in
             state.timer = nil
             if state.cancelled { return (nil, token) }
             if let waiter = state.waiter {

@@ -50,23 +50,8 @@ public protocol RetryAfterProviding: Error {
 /// ```swift
 /// let user = try await retry(3, every: .milliseconds(300)) { try await api.user(id) }
 /// ```
-public func retry<Value>(
-    _ maxAttempts: Int = 3,
-    every delay: Duration = .seconds(1),
-    isolation: isolated (any Actor)? = #isolation,
-    fileID: StaticString = #fileID,
-    line: UInt = #line,
-    column: UInt = #column,
-    operation: () async throws -> Value
-) async throws -> Value {
-    var random = SystemRandomNumberGenerator()
-    return try await runRetry(
-        maxAttempts: maxAttempts, backoff: .constant(delay), jitter: .none, random: &random,
-        shouldRetry: nil, onRetry: nil, clock: HelperClock(),
-        site: HelperSite(fileID, line, column), operation: operation)
-}
-
-/// ``retry(_:every:isolation:fileID:line:column:operation:)`` on `clock`.
+///
+/// Pass `clock:` to measure on another clock: `nil`, the default, is the current registry's clock.
 ///
 /// ```swift
 /// let clock = ManualClock()
@@ -75,7 +60,7 @@ public func retry<Value>(
 public func retry<Value>(
     _ maxAttempts: Int = 3,
     every delay: Duration = .seconds(1),
-    clock: some Clock<Duration>,
+    clock: (any Clock<Duration>)? = nil,
     isolation: isolated (any Actor)? = #isolation,
     fileID: StaticString = #fileID,
     line: UInt = #line,
@@ -112,28 +97,8 @@ public func retry<Value>(
 ///     try await api.download(url)
 /// }
 /// ```
-public func retry<Value>(
-    _ maxAttempts: Int = 3,
-    backoff: RetryBackoff,
-    jitter: RetryJitter = .none,
-    random: some RandomNumberGenerator = SystemRandomNumberGenerator(),
-    shouldRetry: ((any Error) -> Bool)? = nil,
-    onRetry: ((_ attempt: Int, _ error: any Error, _ delay: Duration) -> Void)? = nil,
-    isolation: isolated (any Actor)? = #isolation,
-    fileID: StaticString = #fileID,
-    line: UInt = #line,
-    column: UInt = #column,
-    operation: () async throws -> Value
-) async throws -> Value {
-    var random = random
-    return try await runRetry(
-        maxAttempts: maxAttempts, backoff: backoff, jitter: jitter, random: &random,
-        shouldRetry: shouldRetry, onRetry: onRetry, clock: HelperClock(),
-        site: HelperSite(fileID, line, column), operation: operation)
-}
-
-/// ``retry(_:backoff:jitter:random:shouldRetry:onRetry:isolation:fileID:line:column:operation:)``
-/// on `clock`.
+///
+/// Pass `clock:` to measure on another clock: `nil`, the default, is the current registry's clock.
 ///
 /// ```swift
 /// let clock = ManualClock()
@@ -148,7 +113,7 @@ public func retry<Value>(
     random: some RandomNumberGenerator = SystemRandomNumberGenerator(),
     shouldRetry: ((any Error) -> Bool)? = nil,
     onRetry: ((_ attempt: Int, _ error: any Error, _ delay: Duration) -> Void)? = nil,
-    clock: some Clock<Duration>,
+    clock: (any Clock<Duration>)? = nil,
     isolation: isolated (any Actor)? = #isolation,
     fileID: StaticString = #fileID,
     line: UInt = #line,

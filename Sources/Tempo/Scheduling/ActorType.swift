@@ -77,16 +77,16 @@ extension TempoActor {
     private struct Turn {
         struct Waiter {
             var continuation: CheckedContinuation<Void, Never>
-            var work: WorkToken?
+            var work: SettleToken?
             var parked: Bool
         }
 
         var held = false
-        var holder: WorkToken?
+        var holder: SettleToken?
         var waiters: [Waiter] = []
         var next = 0
 
-        func sharesClock(_ work: WorkToken?) -> Bool {
+        func sharesClock(_ work: SettleToken?) -> Bool {
             guard let work, let holder else { return false }
             return work.host === holder.host
         }
@@ -119,7 +119,7 @@ extension TempoActor {
 
     /// Waits until no other Tempo operation holds the actor's turn, then takes it; at once,
     /// with no suspension, when the turn is free.
-    @TempoActor static func takeTurn(_ work: WorkToken?) async {
+    @TempoActor static func takeTurn(_ work: SettleToken?) async {
         guard turn.held else {
             turn.held = true
             turn.holder = work
@@ -147,7 +147,7 @@ extension TempoActor {
     @TempoActor static func start(
         _ body: nonisolated(nonsending) @Sendable () async throws -> Void
     ) async rethrows {
-        await takeTurn(WorkToken.current)
+        await takeTurn(SettleToken.current)
         defer { passTurn() }
         // Keeps the hop to the actor: see `MainActor.start(_:)`.
         TempoActor.shared.preconditionIsolated()
@@ -155,7 +155,7 @@ extension TempoActor {
     }
 
     /// Runs a synchronous `operation` on the actor, in its turn: at once when the turn is free.
-    @TempoActor static func perform(_ operation: @Sendable () -> Void, work: WorkToken?) async {
+    @TempoActor static func perform(_ operation: @Sendable () -> Void, work: SettleToken?) async {
         await takeTurn(work)
         operation()
         passTurn()

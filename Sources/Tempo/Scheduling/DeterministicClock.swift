@@ -15,41 +15,41 @@ package protocol DeterministicClock: AnyObject, Sendable {
     /// Removes a timer that has not fired yet; does nothing for an unknown identifier.
     func cancelTimer(_ id: UInt64)
     /// Marks the start of work that an advance must wait for.
-    func beginWork() -> UInt64
+    func openSettleToken() -> UInt64
     /// Marks the end of work started with ``beginWork()``.
-    func endWork(_ id: UInt64)
+    func closeSettleToken(_ id: UInt64)
     /// Counts started work as asleep while it waits for work that is (a turn on `TempoActor`
     /// held by an operation asleep on the clock): an advance does not wait for it.
-    func park(_ work: WorkToken)
+    func park(_ work: SettleToken)
     /// Counts parked work as running again, unless it has ended.
-    func unpark(_ work: WorkToken)
+    func unpark(_ work: SettleToken)
 }
 
 extension DeterministicClock {
-    package func park(_ work: WorkToken) {}
-    package func unpark(_ work: WorkToken) {}
+    package func park(_ work: SettleToken) {}
+    package func unpark(_ work: SettleToken) {}
 }
 
 /// Work started by a timer of a ``DeterministicClock`` (an operation on another actor, or the
 /// task behind a `Task`-returning call). Advancing the clock waits until every token is
 /// finished or parked in a sleep on that clock.
-package final class WorkToken: Sendable {
+package final class SettleToken: Sendable {
     package let host: any DeterministicClock
     /// The identifier ``DeterministicClock/beginWork()`` gave this work.
     package let id: UInt64
     private let finished = Atomic<Bool>(false)
 
     /// The work the current task is doing, if a deterministic clock tracks it.
-    @TaskLocal package static var current: WorkToken?
+    @TaskLocal package static var current: SettleToken?
 
     init(host: any DeterministicClock) {
         self.host = host
-        self.id = host.beginWork()
+        self.id = host.openSettleToken()
     }
 
     /// Ends the work; later calls do nothing.
     package func finish() {
-        if !finished.exchange(true, ordering: .acquiringAndReleasing) { host.endWork(id) }
+        if !finished.exchange(true, ordering: .acquiringAndReleasing) { host.closeSettleToken(id) }
     }
 
     /// Whether ``finish()`` has been called.

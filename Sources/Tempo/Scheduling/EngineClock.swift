@@ -7,11 +7,33 @@ struct EngineClock: Sendable {
 
     let now: @Sendable () -> Duration
     private let sleepStep: @Sendable (Duration) async throws -> Void
-    let host: (any DeterministicClock)?
-    /// The timers, on an ordinary clock.
-    let driver: TimerDriver?
+    /// Who keeps this clock's timers.
+    private let timers: Timers
 
-    init<C: Clock>(_ clock: C) where C.Duration == Duration {
+    private enum Timers {
+        /// A deterministic clock keeps them itself and fires them as it is advanced.
+        case host(any DeterministicClock)
+        /// An ordinary clock's timers sit in the registry's driver.
+        case driver(TimerDriver)
+        /// A wrapping helper's own clock: it only sleeps, and arms no timers.
+        case none
+    }
+
+    /// The deterministic clock behind this one, if it is one.
+    var host: (any DeterministicClock)? {
+        if case .host(let host) = timers { return host }
+        return nil
+    }
+
+    /// The timer driver of an ordinary clock that keeps timers.
+    var driver: TimerDriver? {
+        if case .driver(let driver) = timers { return driver }
+        return nil
+    }
+
+    /// The engine's view of `clock`. With `timers: false` (a helper that only sleeps on its
+    /// clock) no timer driver is made.
+    init<C: Clock>(_ clock: C, timers keepsTimers: Bool = true) where C.Duration == Duration {
         let origin = clock.now
         if let host = clock as? any DeterministicClock {
             // Deterministic clocks take timers at their own offsets, so the engine reads them.
@@ -21,8 +43,7 @@ struct EngineClock: Sendable {
             let half = originOffset / 2
             let zero = origin.advanced(by: .zero.subtracting(half))
                 .advanced(by: .zero.subtracting(originOffset.subtracting(half)))
-            self.host = host
-            driver = nil
+            timers = .host(host)
             now = { host.offset }
             sleepStep = { try await clock.sleep(until: zero.advanced(by: $0), tolerance: nil) }
         } else {
@@ -32,8 +53,7 @@ struct EngineClock: Sendable {
             }
             self.now = now
             self.sleepStep = sleepStep
-            host = nil
-            driver = TimerDriver(now: now, sleep: sleepStep)
+            timers = keepsTimers ? .driver(TimerDriver(now: now, sleep: sleepStep)) : .none
         }
     }
 
@@ -53,12 +73,15 @@ struct EngineClock: Sendable {
     func startTimer(at deadline: Duration, _ fire: @escaping @Sendable (Duration) -> Duration?)
         -> TimerRef
     {
-        if let host { return .manual(host, host.scheduleTimer(at: deadline, fire)) }
-        return .driver(driver!, driver!.schedule(at: deadline, fire))
+        switch timers {
+        case .host(let host): return .manual(host, host.scheduleTimer(at: deadline, fire))
+        case .driver(let driver): return .driver(driver, driver.schedule(at: deadline, fire))
+        case .none: preconditionFailure("a wrapping helper's clock arms no timers")
+        }
     }
 
     /// Starts tracked work when the clock is deterministic.
-    func beginWork() -> WorkToken? {
-        host.map { WorkToken(host: $0) }
+    func settleToken() -> SettleToken? {
+        host.map { SettleToken(host: $0) }
     }
 }

@@ -9,18 +9,17 @@ struct HelperClock: Sendable {
     let registry: TempoRegistry
     private let sharesRegistryClock: Bool
 
-    /// The current registry and its clock.
-    init(registry: TempoRegistry = .current) {
-        self.engine = registry.clock
+    /// `clock`, shown in the current registry; `nil` is the registry's own clock.
+    init(_ clock: (any Clock<Duration>)? = nil, registry: TempoRegistry = .current) {
         self.registry = registry
-        self.sharesRegistryClock = true
-    }
-
-    /// `clock`, shown in the current registry.
-    init<C: Clock>(_ clock: C, registry: TempoRegistry = .current) where C.Duration == Duration {
-        self.engine = EngineClock(clock)
-        self.registry = registry
-        self.sharesRegistryClock = false
+        guard let clock else {
+            engine = registry.clock
+            sharesRegistryClock = true
+            return
+        }
+        // A helper sleeps on its clock in its own task: it arms no timer, so it needs no driver.
+        engine = EngineClock(clock, timers: false)
+        sharesRegistryClock = false
     }
 
     /// The time since this clock's origin.

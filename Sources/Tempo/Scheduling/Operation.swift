@@ -33,25 +33,25 @@ enum Operation: Sendable {
                 operation()
             }
         case .sync(let operation, .mainActor):
-            let token = clock.beginWork()
+            let token = clock.settleToken()
             Task { @MainActor in
                 operation()
                 token?.finish()
             }
         case .sync(let operation, .ownedActor):
-            let token = clock.beginWork()
+            let token = clock.settleToken()
             Task { @TempoActor in
                 await TempoActor.perform(operation, work: token)
                 token?.finish()
             }
         case .main(let operation):
-            let token = clock.beginWork()
+            let token = clock.settleToken()
             Task { @MainActor in
                 operation()
                 token?.finish()
             }
         case .ticket(let ticket):
-            ticket.grant(clock.beginWork())
+            ticket.grant(clock.settleToken())
         case .async(let operation):
             operation.launch(clock)
         }
@@ -100,11 +100,11 @@ struct AsyncOperation: Sendable {
     /// deterministic clock tracks it until it ends or parks in a sleep on that clock.
     @discardableResult
     func launch(_ clock: EngineClock) -> Task<Void, Never> {
-        let token = clock.beginWork()
+        let token = clock.settleToken()
         return Task { [operation, actorType, onError] in
             // Bound out here: a closure handed to `withValue` inside `run` would leave the actor.
             await TimerDriver.$isRunner.withValue(false) {
-                await WorkToken.$current.withValue(token) {
+                await SettleToken.$current.withValue(token) {
                     await actorType.run {
                         // A call that ran at once returned this task: cancelling it before the
                         // operation starts on its actor stops it, as for `immediateTask`.

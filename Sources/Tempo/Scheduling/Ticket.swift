@@ -10,7 +10,7 @@ final class Ticket: Sendable {
     private enum State {
         case undecided
         case waiting(CheckedContinuation<Void, Never>)
-        case granted(WorkToken?)
+        case granted(SettleToken?)
         case started
         case closed
     }
@@ -25,9 +25,9 @@ final class Ticket: Sendable {
     }
 
     /// The engine says: run now.
-    func grant(_ token: WorkToken?) {
+    func grant(_ token: SettleToken?) {
         let (waiter, unused) = state.withLock {
-            state -> (CheckedContinuation<Void, Never>?, WorkToken?) in
+            state -> (CheckedContinuation<Void, Never>?, SettleToken?) in
             switch state {
             case .undecided:
                 state = .granted(token)
@@ -46,7 +46,7 @@ final class Ticket: Sendable {
     /// The engine says: this call will never run (it was replaced, dropped or cancelled).
     func close() {
         let (waiter, token) = state.withLock {
-            state -> (CheckedContinuation<Void, Never>?, WorkToken?) in
+            state -> (CheckedContinuation<Void, Never>?, SettleToken?) in
             switch state {
             case .undecided:
                 state = .closed
@@ -95,8 +95,8 @@ final class Ticket: Sendable {
     /// The work token of a ticket the engine said run, while nobody has taken that back; `nil`
     /// otherwise. A hint, read before hopping to the operation's actor so that a dropped call
     /// costs no hop: only ``start()``, on the actor, decides.
-    var grantedToken: WorkToken?? {
-        state.withLock { state -> WorkToken?? in
+    var grantedToken: SettleToken?? {
+        state.withLock { state -> SettleToken?? in
             if case .granted(let token) = state { return .some(token) }
             return .none
         }
@@ -105,8 +105,8 @@ final class Ticket: Sendable {
     /// Claims the right to run. Returns `nil` when the call must not run, else the work token
     /// (itself optional) to finish when the operation ends. Called on the operation's actor,
     /// right before the operation: a cancel that returned before this claim stops the call.
-    func start() -> WorkToken?? {
-        state.withLock { state -> WorkToken?? in
+    func start() -> SettleToken?? {
+        state.withLock { state -> SettleToken?? in
             guard case .granted(let token) = state else { return .none }
             state = .started
             return .some(token)
@@ -129,7 +129,7 @@ func runWhenGranted(
             await ticket.wait()
             // Bound out here: a closure handed to `withValue` inside `run` would leave the actor.
             guard let token = ticket.grantedToken else { return }
-            await WorkToken.$current.withValue(token) {
+            await SettleToken.$current.withValue(token) {
                 await actorType.run {
                     // The claim is made here, on the actor: a cancel that returned first wins.
                     guard ticket.start() != nil else { return }

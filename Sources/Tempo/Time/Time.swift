@@ -29,24 +29,8 @@ public enum TimeReportStyle: Sendable, Hashable {
 /// let rows = time("load rows") { database.allRows() }
 /// // [Tempo] load rows completed in 3.2 ms
 /// ```
-@discardableResult
-public func time<Value>(
-    _ label: String? = nil,
-    style: TimeReportStyle = .compact,
-    report: (String) -> Void = { print($0) },
-    fileID: StaticString = #fileID,
-    line: UInt = #line,
-    column: UInt = #column,
-    operation: () throws -> Value
-) rethrows -> Value {
-    try measuring(
-        label, style: style, report: report, clock: HelperClock(),
-        site: HelperSite(fileID, line, column), operation: operation
-    ).value
-}
-
-/// ``time(_:style:report:fileID:line:column:operation:)-(_,_,_,_,_,_,()->Value)``, measured
-/// on `clock`.
+///
+/// Pass `clock:` to measure on another clock: `nil`, the default, is the current registry's clock.
 ///
 /// ```swift
 /// time("render", clock: SuspendingClock()) { renderer.draw(scene) }
@@ -56,7 +40,7 @@ public func time<Value>(
     _ label: String? = nil,
     style: TimeReportStyle = .compact,
     report: (String) -> Void = { print($0) },
-    clock: some Clock<Duration>,
+    clock: (any Clock<Duration>)? = nil,
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
@@ -76,24 +60,8 @@ public func time<Value>(
 /// let user = try await time("fetch user", style: .verbose) { try await api.user(id) }
 /// // [Tempo] label="fetch user" result=success duration="182.4 ms"
 /// ```
-@discardableResult
-public func time<Value>(
-    _ label: String? = nil,
-    style: TimeReportStyle = .compact,
-    report: (String) -> Void = { print($0) },
-    isolation: isolated (any Actor)? = #isolation,
-    fileID: StaticString = #fileID,
-    line: UInt = #line,
-    column: UInt = #column,
-    operation: () async throws -> Value
-) async rethrows -> Value {
-    try await measuring(
-        label, style: style, report: report, clock: HelperClock(),
-        site: HelperSite(fileID, line, column), operation: operation
-    ).value
-}
-
-/// The asynchronous `time`, measured on `clock`.
+///
+/// Pass `clock:` to measure on another clock: `nil`, the default, is the current registry's clock.
 ///
 /// ```swift
 /// try await time("sync", clock: SuspendingClock()) { try await store.sync() }
@@ -103,7 +71,7 @@ public func time<Value>(
     _ label: String? = nil,
     style: TimeReportStyle = .compact,
     report: (String) -> Void = { print($0) },
-    clock: some Clock<Duration>,
+    clock: (any Clock<Duration>)? = nil,
     isolation: isolated (any Actor)? = #isolation,
     fileID: StaticString = #fileID,
     line: UInt = #line,

@@ -33,20 +33,8 @@ public enum TimeoutError: Error, Equatable, Hashable, Sendable {
 /// ```swift
 /// let page = try await timeout(.seconds(5)) { try await client.fetch(url) }
 /// ```
-public func timeout<Value: Sendable>(
-    _ duration: Duration,
-    fileID: StaticString = #fileID,
-    line: UInt = #line,
-    column: UInt = #column,
-    operation: @escaping @Sendable () async throws -> Value
-) async throws -> Value {
-    let clock = HelperClock()
-    return try await runTimeout(
-        deadline: clock.now().adding(duration), limit: duration, clock: clock,
-        site: HelperSite(fileID, line, column), operation: operation)
-}
-
-/// ``timeout(_:fileID:line:column:operation:)`` on `clock`.
+///
+/// Pass `clock:` to measure on another clock: `nil`, the default, is the current registry's clock.
 ///
 /// ```swift
 /// let clock = ManualClock()
@@ -56,7 +44,7 @@ public func timeout<Value: Sendable>(
 /// ```
 public func timeout<Value: Sendable>(
     _ duration: Duration,
-    clock: some Clock<Duration>,
+    clock: (any Clock<Duration>)? = nil,
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
