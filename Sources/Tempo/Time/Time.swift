@@ -54,7 +54,7 @@ public func time<Value>(
 
 /// Runs an asynchronous `operation` at once, in the caller's context, and reports how long it
 /// took; otherwise as the synchronous
-/// ``time(_:style:report:fileID:line:column:operation:)-(_,_,_,_,_,_,()->Value)``.
+/// ``time(_:style:report:clock:fileID:line:column:operation:)``.
 ///
 /// ```swift
 /// let user = try await time("fetch user", style: .verbose) { try await api.user(id) }

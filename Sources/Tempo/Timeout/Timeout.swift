@@ -58,7 +58,7 @@ public func timeout<Value: Sendable>(
 
 /// Runs `operation` until `deadline`, an instant of `clock` (by default `ContinuousClock`).
 ///
-/// As ``timeout(_:fileID:line:column:operation:)``; the error carries the time from the call
+/// As ``timeout(_:clock:fileID:line:column:operation:)``; the error carries the time from the call
 /// to the deadline. A deadline already reached throws at once without running the operation.
 /// Use it to share one deadline between several steps:
 ///
