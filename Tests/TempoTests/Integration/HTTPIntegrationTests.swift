@@ -43,7 +43,8 @@ private struct LocalServer {
     }
 
     static var script: URL {
-        URL(fileURLWithPath: #filePath)
+        URL(fileURLWithPath: #filePath)  // Tests/TempoTests/Integration/this file
+            .deletingLastPathComponent()
             .deletingLastPathComponent()
             .deletingLastPathComponent()
             .appendingPathComponent("Fixtures/http_server.py")
