@@ -36,7 +36,7 @@ extension RunningWork: RegistryEntry {
 extension TempoRegistry {
     /// Records running work so it appears in ``snapshot()``; returns its id for
     /// ``updateRunningWork(_:_:)`` and ``endRunningWork(_:)``. A lock, no await, no task.
-    package func beginRunningWork(
+    func beginRunningWork(
         _ kind: TempoSnapshot.Kind, identifier: String?, fileID: StaticString, line: UInt,
         column: UInt, state: TempoSnapshot.State
     ) -> UInt64 {
@@ -48,12 +48,12 @@ extension TempoRegistry {
     }
 
     /// Updates what running work is doing.
-    package func updateRunningWork(_ id: UInt64, _ state: TempoSnapshot.State) {
+    func updateRunningWork(_ id: UInt64, _ state: TempoSnapshot.State) {
         modify(RunningWork.self, id) { $0.state = state }
     }
 
     /// Removes the record of running work that ended.
-    package func endRunningWork(_ id: UInt64) {
+    func endRunningWork(_ id: UInt64) {
         remove(RunningWork.self, id)
     }
 }

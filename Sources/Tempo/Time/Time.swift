@@ -182,7 +182,7 @@ private func measuring<Value>(
 }
 
 /// The line `time` reports; see ``TimeReportStyle``.
-package func timeReport(
+func timeReport(
     _ label: String?, style: TimeReportStyle, elapsed: Duration, error: (any Error)?
 ) -> String {
     let duration = formatDuration(elapsed)

@@ -6,7 +6,7 @@
 /// formatDuration(.microseconds(123))    // "0.123 ms"
 /// formatDuration(.milliseconds(2_100))  // "2.100 s"
 /// ```
-package func formatDuration(_ duration: Duration) -> String {
+func formatDuration(_ duration: Duration) -> String {
     let attoseconds = duration.attoseconds
     let sign = attoseconds < 0 ? "-" : ""
     let magnitude = attoseconds.magnitude
