@@ -41,9 +41,8 @@ extension TempoRegistry {
     ) -> Task<Void, Never>? {
         let now = clock.now()
         guard duration > .zero else { return operation.launchReturningTask(clock) }
-        let (_, result) = enter(
-            DebounceState<Operation>.self, in: shard(key), key: { _ in key },
-            carrying: operation, new: { DebounceState() }
+        let result = enter(
+            DebounceState<Operation>.self, key, ticket: operation.ticket, new: { DebounceState() }
         ) {
             $0.call(
                 at: now, duration: duration, option: option, maxWait: maxWait, payload: operation)

@@ -63,9 +63,8 @@ extension TempoRegistry {
         let now = clock.now()
         guard duration > .zero else { return operation.launch(clock) }
         let deadline = now.adding(duration)
-        enter(
-            DelayState.self, in: shard(key), key: { $0.next() }, carrying: operation,
-            new: { DelayState(key: key) }
+        enterNew(
+            DelayState.self, in: shard(key), ticket: operation.ticket, new: { DelayState(key: key) }
         ) { $0.call(deadline: deadline, operation: operation) }
     }
 }

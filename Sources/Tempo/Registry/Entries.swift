@@ -51,26 +51,46 @@ protocol TransitionResult: Sendable {
 extension TempoRegistry {
     /// Applies a call to the entry under `key` (a new entry made by `new` when none is live),
     /// in place and under the shard's lock, and makes sure the entry's timer wakes no later
-    /// than the transition asks. A call that carries a ``Ticket`` is told how to withdraw it.
-    /// Returns the key (made by `key`, e.g. a new id) and the transition's result, which the
-    /// caller carries out outside the lock.
-    @inline(__always) @discardableResult
+    /// than the transition asks. A call that carries a `ticket` is told how to withdraw it.
+    /// Returns the transition's result, which the caller carries out outside the lock.
+    @inline(__always)
     func enter<Entry: RegistryEntry, Result: TransitionResult>(
-        _: Entry.Type, in shard: Shard, key makeKey: (inout IDSource) -> Entry.Key,
-        carrying operation: Operation?, new: () -> Entry, _ transition: (inout Entry) -> Result
-    ) -> (key: Entry.Key, result: Result) {
-        shard.tables.withLock { tables in
+        _: Entry.Type, _ key: Entry.Key, ticket: Ticket?, new: () -> Entry,
+        _ transition: (inout Entry) -> Result
+    ) -> Result {
+        shard(key).tables.withLock { tables in
             Entry.access(&tables) { table, ids in
-                let key = makeKey(&ids)
-                if case .ticket(let ticket) = operation {
-                    ticket.setWithdrawal { [self] in withdraw(Entry.self, $0, key: key) }
-                }
-                // One hash: the slot is updated in place (a new entry starts with a new slot).
-                let result = apply(
-                    transition, to: &table[key, default: Slot(state: new())], key: key, ids: &ids)
-                return (key, result)
+                enterLocked(&table, &ids, key, ticket: ticket, new: new, transition)
             }
         }
+    }
+
+    /// ``enter(_:_:ticket:new:_:)`` for an entry filed under a new id of `shard`, for entries
+    /// that have no key of their own (many may wait at one call site). Returns the id too.
+    @inline(__always) @discardableResult
+    func enterNew<Entry: RegistryEntry, Result: TransitionResult>(
+        _: Entry.Type, in shard: Shard, ticket: Ticket?, new: () -> Entry,
+        _ transition: (inout Entry) -> Result
+    ) -> (id: UInt64, result: Result) where Entry.Key == UInt64 {
+        shard.tables.withLock { tables in
+            Entry.access(&tables) { table, ids in
+                let id = ids.next()
+                return (id, enterLocked(&table, &ids, id, ticket: ticket, new: new, transition))
+            }
+        }
+    }
+
+    /// The body of every entry: called with the shard's lock held.
+    @inline(__always)
+    private func enterLocked<Entry: RegistryEntry, Result: TransitionResult>(
+        _ table: inout [Entry.Key: Slot<Entry>], _ ids: inout IDSource, _ key: Entry.Key,
+        ticket: Ticket?, new: () -> Entry, _ transition: (inout Entry) -> Result
+    ) -> Result {
+        if let ticket {
+            ticket.setWithdrawal { [self] in withdraw(Entry.self, $0, key: key) }
+        }
+        // One hash: the slot is updated in place (a new entry starts with a new slot).
+        return apply(transition, to: &table[key, default: Slot(state: new())], key: key, ids: &ids)
     }
 
     @inline(__always)

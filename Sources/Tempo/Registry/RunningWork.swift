@@ -41,10 +41,10 @@ extension TempoRegistry {
         column: UInt, state: TempoSnapshot.State
     ) -> UInt64 {
         let key = GroupKey(identifier, fileID, line, column)
-        return enter(
-            RunningWork.self, in: shard(key), key: { $0.next() }, carrying: nil,
+        return enterNew(
+            RunningWork.self, in: shard(key), ticket: nil,
             new: { RunningWork(kind: kind, key: key, state: state) }
-        ) { _ in RunningWork.CallResult() }.key
+        ) { _ in RunningWork.CallResult() }.id
     }
 
     /// Updates what running work is doing.

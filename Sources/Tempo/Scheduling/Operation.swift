@@ -72,6 +72,12 @@ enum Operation: Sendable {
         if case .ticket(let ticket) = self { ticket.close() }
     }
 
+    /// The ticket of a `Task`-returning call's operation.
+    var ticket: Ticket? {
+        if case .ticket(let ticket) = self { return ticket }
+        return nil
+    }
+
     func isTicket(_ other: Ticket) -> Bool {
         if case .ticket(let ticket) = self { return ticket === other }
         return false

@@ -40,9 +40,8 @@ extension TempoRegistry {
     ) -> Task<Void, Never>? {
         let now = clock.now()
         guard duration > .zero else { return operation.launchReturningTask(clock) }
-        let (_, result) = enter(
-            ThrottleState<Operation>.self, in: shard(key), key: { _ in key },
-            carrying: operation, new: { ThrottleState() }
+        let result = enter(
+            ThrottleState<Operation>.self, key, ticket: operation.ticket, new: { ThrottleState() }
         ) { $0.call(at: now, duration: duration, option: option, payload: operation) }
         result.dropped?.discard()
         result.catchUp?.launch(clock)
