@@ -209,6 +209,62 @@ import Testing
         }
     }
 
+    // MARK: Ties at equal instants
+
+    /// Calls a 300 ms `debounce` at each `(label, ms)`, in order, on a manual clock, lets it
+    /// run out, and returns the runs as `"label@ms"`.
+    private func debounced(
+        at calls: [(String, Int)], option: DebounceOptions = .default, maxWait: Duration? = nil
+    ) async -> [String] {
+        let log = Log<String>()
+        await onManualClock { clock, registry in
+            for (label, ms) in calls {
+                await clock.advance(to: .init(offset: .milliseconds(ms)))
+                debounce(
+                    .milliseconds(300), identifier: "tie", by: .taskContext, option: option,
+                    maxWait: maxWait
+                ) { log.mark(label, registry) }
+            }
+            await clock.advance(by: .seconds(5))
+            #expect(registry.liveKeyCount == 0)
+        }
+        return log.all
+    }
+
+    @Test func defaultACallAtTheDeadlineRunsTheOverdueCallThenWaitsAFullDuration() async {
+        #expect(await debounced(at: [("a", 0), ("b", 300)]) == ["a@300", "b@600"])
+    }
+
+    @Test func runFirstTiesAtTheQuietWindowsEndAndAtTheDeadline() async {
+        // a leads, quiet until 300; b at 300 finds the window over and leads too (quiet until
+        // 600); c waits until 700; d at 700: c runs first, and its run keeps the group quiet
+        // until 1000, so d waits a full duration.
+        #expect(
+            await debounced(at: [("a", 0), ("b", 300), ("c", 400), ("d", 700)], option: .runFirst)
+                == ["a@0", "b@300", "c@700", "d@1000"])
+    }
+
+    @Test func leadingACallAtTheQuietWindowsEndRunsAtOnce() async {
+        // b at 200 is dropped and moves the end of the quiet window to 500.
+        #expect(
+            await debounced(at: [("a", 0), ("b", 200), ("c", 500)], option: .leading)
+                == ["a@0", "c@500"])
+    }
+
+    @Test func maxWaitACallAtTheCappedDeadlineRunsTheOverdueCallThenWaitsAFullDuration() async {
+        #expect(
+            await debounced(at: [("a", 0), ("b", 250), ("c", 500)], maxWait: .milliseconds(500))
+                == ["b@500", "c@800"])
+    }
+
+    @Test func maxWaitEqualToTheDurationIsAuditTime() async {
+        // The first call opens a window of 300 ms and the latest call in it runs at its end; a
+        // call at that instant opens the next window; a run opens none (f waits its own 300 ms).
+        let calls = [("a", 0), ("b", 100), ("c", 250), ("d", 300), ("e", 450), ("f", 700)]
+        #expect(
+            await debounced(at: calls, maxWait: .milliseconds(300)) == ["c@300", "e@600", "f@1000"])
+    }
+
     // MARK: Bad input
 
     @Test func hugeDurationsNeverTrap() async {

@@ -74,6 +74,10 @@ private func throttled(_ calls: String, _ option: ThrottleOptions) async -> Stri
         #expect(await debounced("abcdefghij---", .runFirst, maxWait: tick * 5) == "a----e----j--")
     }
 
+    @Test func debounceMaxWaitEqualToTheDurationIsAuditTime() async {
+        #expect(await debounced("abc--d---e----", .default, maxWait: window) == "---c----d---e-")
+    }
+
     @Test func throttleDefault() async {
         #expect(await throttled("abcdefg", .default) == "a--d--g")
     }

@@ -72,4 +72,37 @@ import Testing
         #expect(fire.next == .seconds(2))
         #expect(state.fire(at: .seconds(2)).next == nil)
     }
+
+    // Ties with no timer fired yet: a call at the instant something ends applies that end first.
+
+    @Test func throttleCallAtTheClosingInstantBeforeTheTimerFindsTheWindowClosed() {
+        let second = Duration.seconds(1)
+        for option in [ThrottleOptions.ensureLast, .trailing] {
+            var state = ThrottleState<String>()
+            _ = state.call(at: .zero, duration: second, option: option, payload: "a")
+            _ = state.call(at: .milliseconds(10), duration: second, option: option, payload: "b")
+            // "b" runs at 1 s and opens [1 s, 2 s), where "c" is kept.
+            let tie = state.call(at: second, duration: second, option: option, payload: "c")
+            #expect(tie.catchUp == "b")
+            #expect(tie.runNow == nil)
+            #expect(tie.wake == .seconds(2))
+            #expect(state.pendingDeadline == .seconds(2))
+        }
+        var state = ThrottleState<String>()
+        _ = state.call(at: .zero, duration: second, option: .default, payload: "a")
+        let tie = state.call(at: second, duration: second, option: .default, payload: "b")
+        #expect(tie.runNow == "b")
+        #expect(tie.wake == .seconds(2))
+    }
+
+    @Test func debounceCallAtTheQuietWindowsEndBeforeTheTimerRunsAtOnce() {
+        for option in [DebounceOptions.runFirst, .leading] {
+            var state = DebounceState<String>()
+            _ = state.call(at: .zero, duration: .seconds(1), option: option, payload: "a")
+            let tie = state.call(
+                at: .seconds(1), duration: .seconds(1), option: option, payload: "b")
+            #expect(tie.runNow == "b")
+            #expect(tie.wake == .seconds(2))
+        }
+    }
 }

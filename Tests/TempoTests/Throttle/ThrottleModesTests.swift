@@ -119,6 +119,47 @@ import Testing
         }
     }
 
+    // MARK: Ties at equal instants
+
+    /// Calls a 300 ms `throttle` at each `(label, ms)`, in order, on a manual clock, lets it
+    /// run out, and returns the runs as `"label@ms"`.
+    private func throttled(at calls: [(String, Int)], _ option: ThrottleOptions) async -> [String] {
+        let log = Log<String>()
+        await onManualClock { clock, registry in
+            for (label, ms) in calls {
+                await clock.advance(to: .init(offset: .milliseconds(ms)))
+                call(label, option, log, registry)
+            }
+            await clock.advance(by: .seconds(5))
+            #expect(registry.liveKeyCount == 0)
+        }
+        return log.all
+    }
+
+    @Test func defaultACallAtTheClosingInstantFindsTheWindowClosed() async {
+        #expect(
+            await throttled(at: [("a", 0), ("b", 299), ("c", 300)], .default) == ["a@0", "c@300"])
+    }
+
+    @Test func ensureLastACallAtTheClosingInstantFindsTheWindowClosed() async {
+        // Nothing kept: b runs at once.
+        #expect(await throttled(at: [("a", 0), ("b", 300)], .ensureLast) == ["a@0", "b@300"])
+        // b kept: it runs at 300 and opens [300, 600), where c, at 300 or later, is kept.
+        #expect(
+            await throttled(at: [("a", 0), ("b", 10), ("c", 300)], .ensureLast)
+                == ["a@0", "b@300", "c@600"])
+        #expect(
+            await throttled(at: [("a", 0), ("b", 10), ("c", 310)], .ensureLast)
+                == ["a@0", "b@300", "c@600"])
+    }
+
+    @Test func trailingACallAtTheClosingInstantFindsTheWindowClosed() async {
+        // a kept: it runs at 300 and opens [300, 600), where b is kept.
+        #expect(await throttled(at: [("a", 0), ("b", 300)], .trailing) == ["a@300", "b@600"])
+        // [300, 600) holds nothing: b at 600 finds no window and opens [600, 900).
+        #expect(await throttled(at: [("a", 0), ("b", 600)], .trailing) == ["a@300", "b@900"])
+    }
+
     @Test func hugeDurationsNeverTrap() async {
         let log = Log<String>()
         await onManualClock { clock, registry in
