@@ -35,7 +35,7 @@ extension Duration {
 }
 
 /// The tick of the debounce and throttle scenarios, and their window: the marble diagrams of
-/// `Tests/TempoTests/MarbleTests.swift` use the same.
+/// `Tests/TempoTests/Registry/MarbleTests.swift` use the same.
 let tick = Duration.milliseconds(100)
 let window = tick * 3
 
