@@ -246,6 +246,24 @@ func concurrentDebounce(callers: Int, length: Duration, shared: Bool, shards: In
     return result
 }
 
+/// `callers` threads calling `delay` at once for `length`, each from its own call site (so on
+/// its own shard), on a new registry: every call arms a timer, and every timer of the registry
+/// sits in its one timer driver, so this is what the driver sustains when the shards do not
+/// stand in the way. Returns total calls per second.
+func concurrentTimers(callers: Int, length: Duration) -> Double {
+    let registry = TempoRegistry(clock: ContinuousClock())
+    let result = throughput(callers: callers, length: length) { _, k in
+        let line = UInt(k + 1)
+        registry.withCurrent {
+            for _ in 0..<64 {
+                delay(.seconds(3_600), by: .taskContext, fileID: #fileID, line: line, column: 1) {}
+            }
+        }
+    }
+    registry.cancelAll()
+    return result
+}
+
 /// Which lock guards the dictionary of a concurrency floor.
 enum FloorLock: Sendable {
     /// A plain `pthread_mutex_t` (no priority inheritance), as Tempo's lock on Linux.

@@ -194,6 +194,7 @@ struct Suite {
         let series = [
             ("`debounce`, distinct identifiers", "distinct"),
             ("`debounce`, one shared identifier", "shared"),
+            ("`delay`, a call site per thread: every call arms a timer", "timers"),
             ("floor, one shared `pthread_mutex_t` dictionary", "pthread"),
             ("floor, one shared `Mutex` dictionary", "mutex"),
         ]
@@ -206,6 +207,8 @@ struct Suite {
                     concurrentDebounce(callers: callers, length: length, shared: false))
                 values["shared", default: []].append(
                     concurrentDebounce(callers: callers, length: length, shared: true))
+                values["timers", default: []].append(
+                    concurrentTimers(callers: callers, length: length))
                 values["pthread", default: []].append(
                     concurrentFloor(callers: callers, length: length, lock: .pthread))
                 values["mutex", default: []].append(
@@ -233,12 +236,14 @@ struct Suite {
             return total / one
         }
         for callers in [8, 16] {
-            for id in ["distinct", "shared"] {
+            for id in ["distinct", "shared", "timers"] {
                 guard let value = ratio(id, callers) else { continue }
                 report.targets.append(
                     Target(
-                        name: "`debounce` (\(id) identifiers), \(callers) threads: total at least "
-                            + "half of 1 thread's",
+                        name: (id == "timers"
+                            ? "`delay` (every call arms a timer in the one driver)"
+                            : "`debounce` (\(id) identifiers)")
+                            + ", \(callers) threads: total at least half of 1 thread's",
                         measured: format(value, digits: 2) + "× one thread",
                         met: value >= 0.5,
                         note: "threads outnumber cores: see the concurrency notes in "
