@@ -59,7 +59,9 @@ public let auth = Auth()
 public final class Auth: Sendable { public func login() async throws -> Token { Token() } }
 
 public let client = Client()
-public final class Client: Sendable { public func fetch(_ url: String) async throws -> Page { Page() } }
+public final class Client: Sendable {
+    public func fetch(_ url: String) async throws -> Page { Page() }
+}
 
 public let db = Database()
 public let database = Database()
@@ -114,7 +116,9 @@ public let renderer = Renderer()
 public final class Renderer: Sendable { public func draw(_ scene: Scene) {} }
 
 public let parser = Parser()
-public final class Parser: Sendable { public func parse(_ data: [UInt8]) throws -> Parsed { Parsed() } }
+public final class Parser: Sendable {
+    public func parse(_ data: [UInt8]) throws -> Parsed { Parsed() }
+}
 
 public let metrics = Metrics()
 public final class Metrics: Sendable {
