@@ -447,10 +447,16 @@ def generate(blocks: list[Block], scratch: Path) -> tuple[list[Generated], list[
     doc_comment_module = "DocComments"
     for source, group in by_source.items():
         if group[0].kind == "markdown":
-            module = "Doc_" + identifier(Path(source).with_suffix("").as_posix())
-            modules.append(module)
+            # A document with file-scope declarations is a module of its own, so that they
+            # cannot clash with another document's; the others share one module (each module
+            # costs a few seconds of compiler start-up).
+            name = identifier(Path(source).with_suffix("").as_posix())
+            own = any(b.mode == "top-level" for b in group)
+            module = "Doc_" + name if own else "Docs"
+            if module not in modules:
+                modules.append(module)
             for block in group:  # a file each: each has its own scoped imports
-                path = sources / module / f"L{block.line - 1:04d}.swift"
+                path = sources / module / f"{name}_L{block.line - 1:04d}.swift"
                 single(path, block, scoped_imports(block, kinds, problems))
             continue
         base = identifier(Path(source).relative_to("Sources").with_suffix("").as_posix())
