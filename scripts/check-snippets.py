@@ -16,7 +16,8 @@ How an example is compiled (see CONTRIBUTING.md, "Code examples compile"):
     main-actor class).
   * Top-level declarations (`@Test`, `@Suite`, `protocol`, `extension`, an access modifier at
     column 0) stay at file scope, in a file of their own. They are visible to the other
-    examples of the same document: each Markdown document is a module of its own.
+    examples of the same document and to no other: a Markdown document that has any is a
+    module of its own (the others share one).
   * Package.swift fragments (`.package(...)`, `.target(...)`, `.product(...)`, `platforms:`,
     a whole manifest) are type-checked as a manifest (`swift package dump-package`).
   * Names an example uses without declaring them (`api`, `store`, `draft`, `search(_:)`, ...)
