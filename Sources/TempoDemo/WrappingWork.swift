@@ -83,7 +83,7 @@ func say(_ text: String, since start: ContinuousClock.Instant) {
     }
     print("")
 
-    print("▶ retry(2, every: .milliseconds(100)) — the same service, fewer attempts")
+    print("▶ retry(2, every: .milliseconds(100)) — a service that fails twice, two attempts")
     print("  retry gives up after its last attempt and throws that attempt's error.")
     let stubborn = FlakyService(failures: 2, latency: .milliseconds(40))
     let again = ContinuousClock.now
@@ -138,7 +138,7 @@ func say(_ text: String, since start: ContinuousClock.Instant) {
     try? await Task.sleep(until: start + .milliseconds(700))
     poll.cancel()
     await poll.value
-    let times = polls.all.map { "\(($0.at).milliseconds)" }.joined(separator: ", ")
+    let times = polls.all.map { "\($0.at.milliseconds)" }.joined(separator: ", ")
     say("cancelled: \(polls.all.count) polls ran, starting at \(times) ms", since: start)
     print("")
 }
