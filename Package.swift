@@ -9,11 +9,13 @@ let package = Package(
     products: [
         .library(name: "Tempo", targets: ["Tempo"]),
         .library(name: "TempoTesting", targets: ["TempoTesting"]),
-        .executable(name: "TempoDemo", targets: ["TempoDemo"]),
     ],
     targets: [
         .target(name: "Tempo"),
         .target(name: "TempoTesting", dependencies: ["Tempo"]),
+        // Executable targets, not products: `swift run TempoDemo` and
+        // `swift run TempoTimelines --check` work here, and a package that depends on Tempo
+        // sees only the two libraries.
         .executableTarget(name: "TempoDemo", dependencies: ["Tempo"]),
         .executableTarget(name: "TempoTimelines", dependencies: ["Tempo", "TempoTesting"]),
         .testTarget(name: "TempoTests", dependencies: ["Tempo", "TempoTesting"]),

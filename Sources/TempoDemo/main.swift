@@ -1,6 +1,8 @@
-// The Tempo demo: real keystrokes and taps, on the real clock, through debounce and throttle.
-// Run it with `swift run TempoDemo`. Each scenario prints what happens as it happens, then
-// draws it as a timeline: one column per 25 ms, calls on the top row, runs on the bottom row.
+// The Tempo demo: real keystrokes and taps, on the real clock, through debounce and throttle,
+// then retry, timeout, repeat and time around a simulated flaky service (WrappingWork.swift).
+// Run it with `swift run TempoDemo` (about 10 s). Each debounce and throttle scenario prints
+// what happens as it happens, then draws it as a timeline: one column per 25 ms, calls on the
+// top row, runs on the bottom row.
 
 import Synchronization
 import Tempo
@@ -66,7 +68,7 @@ func drawTimeline(_ recorder: Recorder, columns: Int) {
     print("")
 }
 
-/// Types `words` one character every 60 ms, with a 600 ms pause between words, sending the
+/// Types `words` one character every 60 ms, with a 500 ms pause between words, sending the
 /// text typed so far through `send`.
 @MainActor func type(
     _ words: [String], every interval: Duration = .milliseconds(60), send: (String) -> Void
@@ -77,7 +79,7 @@ func drawTimeline(_ recorder: Recorder, columns: Int) {
     for (index, word) in words.enumerated() {
         if index > 0 {
             text += " "
-            await sleep(.milliseconds(600))
+            await sleep(.milliseconds(500))
         }
         for character in word {
             text.append(character)
@@ -116,9 +118,10 @@ let steadyTaps = Array(stride(from: 0, to: 800, by: 80))
 
 print(
     """
-    Tempo demo: what debounce and throttle do with real input, on the real clock.
-    Each scenario runs live (one or two seconds each), printing calls and runs as they happen,
-    then draws them as a timeline, one column per 25 ms.
+    Tempo demo: what debounce and throttle do with real input, on the real clock, then retry,
+    timeout, repeat and time around a simulated flaky service.
+    Each scenario runs live (one or two seconds each), printing what happens as it happens;
+    the debounce and throttle ones then draw it as a timeline, one column per 25 ms.
 
     """)
 
@@ -178,13 +181,15 @@ await scenario(
     "A burst that never pauses still saves its latest text at most 600 ms after the burst began.",
     tail: .milliseconds(300)
 ) { recorder in
-    await type(["continuous"], every: .milliseconds(140)) { text in
+    await type(["nonstop"], every: .milliseconds(140)) { text in
         recorder.record(run: false, "\"\(text)\"")
         debounce(.milliseconds(250), identifier: "autosave", maxWait: .milliseconds(600)) {
             recorder.record(run: true, "save(\"\(text)\")")
         }
     }
 }
+
+await wrappingWork()
 
 print("▶ Control and scoped objects")
 let saves = Recorder()

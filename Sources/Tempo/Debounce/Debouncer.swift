@@ -14,7 +14,7 @@
 ///     var results: [String] = []
 ///
 ///     func queryChanged(_ query: String) {
-///         searchDebouncer { [weak self] in self?.results = index.search(query) }
+///         searchDebouncer.onMainActor { [weak self] in self?.results = index.search(query) }
 ///     }
 ///
 ///     func submit() { searchDebouncer.flush() }   // search now with the latest query

@@ -45,7 +45,8 @@ public struct RetryBackoff: Sendable, Hashable {
     /// `initial`, `initial + increment`, `initial + 2 × increment`, ..., up to `maximum`.
     ///
     /// ```swift
-    /// .linear(initial: .seconds(1), maximum: .seconds(5))  // 1 s, 2 s, 3 s, 4 s, 5 s, 5 s, ...
+    /// let backoff = RetryBackoff.linear(initial: .seconds(1), maximum: .seconds(5))
+    /// // waits 1 s, 2 s, 3 s, 4 s, 5 s, 5 s, ...
     /// ```
     public static func linear(
         initial: Duration, increment: Duration? = nil, maximum: Duration? = nil
@@ -58,7 +59,8 @@ public struct RetryBackoff: Sendable, Hashable {
     /// A multiplier below 1 (or not a number) is taken as 1.
     ///
     /// ```swift
-    /// .exponential(initial: .milliseconds(100), maximum: .seconds(10))  // 100, 200, 400 ms, ...
+    /// let backoff = RetryBackoff.exponential(initial: .milliseconds(100), maximum: .seconds(10))
+    /// // waits 100 ms, 200 ms, 400 ms, ..., 10 s, 10 s, ...
     /// ```
     public static func exponential(
         initial: Duration, multiplier: Double = 2, maximum: Duration? = nil

@@ -33,13 +33,17 @@ public struct RetryJitter: Sendable, Hashable {
     /// `random(0, d)`: anywhere between no wait and the backoff's delay.
     ///
     /// ```swift
-    /// try await retry(5, backoff: .exponential(initial: .milliseconds(50)), jitter: .full) { ... }
+    /// try await retry(5, backoff: .exponential(initial: .milliseconds(50)), jitter: .full) {
+    ///     try await api.fetch()
+    /// }
     /// ```
     public static let full = RetryJitter(kind: .full)
     /// `d/2 + random(0, d/2)`: at least half the backoff's delay.
     ///
     /// ```swift
-    /// try await retry(5, backoff: .exponential(initial: .milliseconds(50)), jitter: .equal) { ... }
+    /// try await retry(5, backoff: .exponential(initial: .milliseconds(50)), jitter: .equal) {
+    ///     try await api.fetch()
+    /// }
     /// ```
     public static let equal = RetryJitter(kind: .equal)
     /// `min(cap, random(base, previous × 3))`, after the AWS architecture blog's
@@ -49,7 +53,9 @@ public struct RetryJitter: Sendable, Hashable {
     /// try await retry(
     ///     8, backoff: .exponential(initial: .milliseconds(50), maximum: .seconds(5)),
     ///     jitter: .decorrelated
-    /// ) { ... }
+    /// ) {
+    ///     try await api.fetch()
+    /// }
     /// ```
     public static let decorrelated = RetryJitter(kind: .decorrelated)
 

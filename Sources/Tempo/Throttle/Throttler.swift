@@ -15,6 +15,8 @@
 ///     func didScroll(to offset: Double) {
 ///         prefetch.onMainActor { [weak self] in self?.loadImages(around: offset) }
 ///     }
+///
+///     private func loadImages(around offset: Double) { /* ... */ }
 /// }
 /// ```
 public final class Throttler: Sendable {

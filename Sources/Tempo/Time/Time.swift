@@ -1,7 +1,7 @@
 /// The format of the line `time` reports.
 ///
 /// ```swift
-/// time("parse", style: .verbose) { try parser.parse(data) }
+/// let parsed = try time("parse", style: .verbose) { try parser.parse(data) }
 /// // [Tempo] label="parse" result=success duration="12.4 ms"
 /// ```
 public enum TimeReportStyle: Sendable, Hashable {
