@@ -102,7 +102,7 @@ public final class TempoRegistry: Sendable {
     /// tasks they start, whatever else runs meanwhile.
     ///
     /// ```swift
-    /// await TempoRegistry(clock: clock).withCurrent { try await model.search("swift") }
+    /// try await TempoRegistry(clock: clock).withCurrent { try await model.search("swift") }
     /// ```
     public func withCurrent<R>(
         isolation: isolated (any Actor)? = #isolation,
