@@ -55,28 +55,30 @@ struct CallSite: Hashable, Sendable, CustomStringConvertible {
 /// What groups calls together: an explicit identifier, or else the call site; or one scoped
 /// object (``Debouncer``, ``Throttler``), whose calls form a group of their own.
 ///
-/// Make identifier keys with ``name(_:)``. An identifier longer than ``hashedInPlace`` bytes
-/// carries its hash, computed once when the key is made, before any lock is taken: the tables
-/// then hash one integer, whatever its length, so a long identifier never holds the registry's
-/// lock while it is hashed. Shorter ones are hashed by the tables as they are, which costs less
-/// than hashing them twice.
+/// Make identifier keys with ``name(_:)``. An identifier key carries a mix of its text,
+/// computed once when the key is made, before any lock is taken: the tables hash that one
+/// integer and the registry picks the key's shard from it, so an identifier of any length is
+/// read once per call and never while a lock is held. Equal identifiers (Swift compares
+/// strings by canonical equivalence) always get the same mix.
 enum GroupKey: Hashable, Sendable, CustomStringConvertible {
     case site(CallSite)
-    /// An identifier, with its hash when it is long.
-    case named(String, hash: Int?)
+    /// An identifier, with the mix of its text.
+    case named(String, mix: Int)
     case instance(UInt64)
 
-    /// The longest identifier, in UTF-8 bytes, hashed by the tables themselves.
-    static let hashedInPlace = 64
+    /// The scalars (outside ASCII) whose own string equals an ASCII character's, and that
+    /// character: the Greek question mark, the Greek varia and the Kelvin sign. Swift compares
+    /// strings by canonical equivalence, and these are the only scalars a string can hold and
+    /// still equal an ASCII string; the mix reads them as their ASCII byte.
+    static let asciiEquivalents: [UInt32: UInt8] = [0x037E: 0x3B, 0x1FEF: 0x60, 0x212A: 0x4B]
 
     private static let lastInstance = Atomic<UInt64>(0)
 
-    /// The key of an explicit identifier; a long one is hashed here, outside any lock.
+    /// The key of an explicit identifier; its text is mixed here, outside any lock.
     static func name(_ identifier: String) -> GroupKey {
-        guard identifier.utf8.count > hashedInPlace else { return .named(identifier, hash: nil) }
-        var hasher = Hasher()
-        hasher.combine(identifier)
-        return .named(identifier, hash: hasher.finalize())
+        var text = identifier
+        let ascii = text.withUTF8 { asciiMix($0) }
+        return .named(identifier, mix: ascii ?? nonASCIIMix(identifier))
     }
 
     /// A key no other group uses, for a new scoped object.
@@ -106,9 +108,9 @@ enum GroupKey: Hashable, Sendable, CustomStringConvertible {
         case .site(let a):
             guard case .site(let b) = rhs else { return false }
             return a == b
-        case .named(let a, let hashA):
-            guard case .named(let b, let hashB) = rhs else { return false }
-            return hashA == hashB && a == b
+        case .named(let a, let mixA):
+            guard case .named(let b, let mixB) = rhs else { return false }
+            return mixA == mixB && a == b
         case .instance(let a):
             guard case .instance(let b) = rhs else { return false }
             return a == b
@@ -120,40 +122,65 @@ enum GroupKey: Hashable, Sendable, CustomStringConvertible {
         case .site(let site):
             hasher.combine(0 as UInt8)
             site.hash(into: &hasher)
-        case .named(let name, let hash):
+        case .named(_, let mix):
             hasher.combine(1 as UInt8)
-            if let hash { hasher.combine(hash) } else { hasher.combine(name) }
+            hasher.combine(mix)
         case .instance(let id):
             hasher.combine(2 as UInt8)
             hasher.combine(id)
         }
     }
 
-    /// What picks the key's shard of the registry: a cheap mix of the call site, of a long
-    /// identifier's hash, or of a short ASCII identifier's bytes. Not the tables' hash: hashing
-    /// the key fully here and again in the table cost a second hash per call.
+    /// What picks the key's shard of the registry: a cheap mix of the call site, or an
+    /// identifier's mix. Keys that are equal always get the same value, so all the state of one
+    /// key lives in one shard.
     var shardHash: Int {
         switch self {
         case .site(let site):
             return Int(truncatingIfNeeded: site.line &* 0x9E37_79B1 ^ site.column &* 0x85EB_CA77)
-        case .named(let name, let hash):
-            if let hash { return hash }
-            // Only ASCII text is equal exactly when its bytes are: other identifiers can be
-            // equal as Swift strings (canonically equivalent) with other bytes, so they take
-            // the string's own hash.
-            var copy = name
-            let ascii = copy.withUTF8 { bytes -> Int? in
-                var mix: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(bytes.count)
-                for byte in bytes {
-                    guard byte < 0x80 else { return nil }
-                    mix = (mix ^ UInt64(byte)) &* 0x100_0000_01b3
-                }
-                return Int(truncatingIfNeeded: mix ^ (mix >> 29))
-            }
-            return ascii ?? name.hashValue
+        case .named(_, let mix):
+            return mix
         case .instance(let id):
             return Int(truncatingIfNeeded: (id &* 0x9E37_79B9_7F4A_7C15) >> 32)
         }
+    }
+
+    /// The mix of ASCII bytes, or `nil` when a byte is not ASCII.
+    private static func asciiMix(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var mix = Mix(count: bytes.count)
+        for byte in bytes {
+            guard byte < 0x80 else { return nil }
+            mix.add(byte)
+        }
+        return mix.value
+    }
+
+    /// The mix of an identifier that is not ASCII. One equal to an ASCII string (its scalars
+    /// are ASCII or ``asciiEquivalents``) mixes as that string; any other is equal only to
+    /// identifiers that are not ASCII either, and takes the string's own hash, which canonical
+    /// equivalence keeps equal.
+    private static func nonASCIIMix(_ name: String) -> Int {
+        var mix = Mix(count: name.unicodeScalars.count)
+        for scalar in name.unicodeScalars {
+            if scalar.isASCII {
+                mix.add(UInt8(scalar.value))
+            } else if let byte = asciiEquivalents[scalar.value] {
+                mix.add(byte)
+            } else {
+                return name.hashValue
+            }
+        }
+        return mix.value
+    }
+
+    /// FNV-1a over bytes, from a state seeded once per process (so which identifiers collide
+    /// cannot be known ahead), folded.
+    private struct Mix {
+        private static let seed = UInt64.random(in: .min ... .max)
+        private var state: UInt64
+        init(count: Int) { state = Self.seed ^ UInt64(count) }
+        mutating func add(_ byte: UInt8) { state = (state ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        var value: Int { Int(truncatingIfNeeded: state ^ (state >> 29)) }
     }
 
     var description: String {
