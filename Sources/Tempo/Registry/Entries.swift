@@ -165,7 +165,8 @@ extension TempoRegistry {
     ) {
         shard(key).tables.withLock { tables in
             Entry.access(&tables) { table, _ in
-                if table[key] != nil { change(&table[key]!.state) }
+                guard let index = table.index(forKey: key) else { return }
+                change(&table.values[index].state)
             }
         }
     }
