@@ -96,4 +96,23 @@ import Testing
             await sleep(.seconds(-1))
         }
     }
+
+    // A delay's timer that wakes before the deadline (a host clock may wake a timer early) runs
+    // nothing and asks to wake again at the deadline; the operation runs when it wakes there.
+    @Test func aDelayTimerWakingEarlyRunsNothingUntilTheDeadline() {
+        let clock = ScriptedClock()
+        let registry = TempoRegistry(clock: clock)
+        let ran = Log<String>()
+        registry.withCurrent {
+            delay(.seconds(1), by: .taskContext) { ran.append("delayed") }
+        }
+        clock.set(.milliseconds(999))
+        #expect(clock.fire(0) == .seconds(1))
+        #expect(ran.all == [])
+        #expect(registry.liveKeyCount == 1)
+        clock.set(.seconds(1))
+        #expect(clock.fire(0) == nil)
+        #expect(ran.all == ["delayed"])
+        #expect(registry.liveKeyCount == 0)
+    }
 }

@@ -45,7 +45,9 @@ import Testing
                 events.append("new")
             }
             await clock.advance(by: .seconds(1))
-            await old.value
+            // The replaced loop ends after its iteration (it would otherwise run on, and this
+            // wait would hang).
+            #expect(await finishes { await old.value })
             #expect(events.all == ["old start", "old end", "new"])
             new.cancel()
             await new.value
