@@ -16,7 +16,7 @@ package protocol DeterministicClock: AnyObject, Sendable {
     func cancelTimer(_ id: UInt64)
     /// Marks the start of work that an advance must wait for.
     func openSettleToken() -> UInt64
-    /// Marks the end of work started with ``beginWork()``.
+    /// Marks the end of work started with ``openSettleToken()``.
     func closeSettleToken(_ id: UInt64)
     /// Counts started work as asleep while it waits for work that is (a turn on `TempoActor`
     /// held by an operation asleep on the clock): an advance does not wait for it.
@@ -35,7 +35,7 @@ extension DeterministicClock {
 /// finished or parked in a sleep on that clock.
 package final class SettleToken: Sendable {
     package let host: any DeterministicClock
-    /// The identifier ``DeterministicClock/beginWork()`` gave this work.
+    /// The identifier ``DeterministicClock/openSettleToken()`` gave this work.
     package let id: UInt64
     private let finished = Atomic<Bool>(false)
 

@@ -99,7 +99,7 @@ public func measure<Value>(
     operation: () throws -> Value
 ) rethrows -> (value: Value, duration: Duration) {
     try measuring(
-        nil, style: nil, report: { _ in }, clock: helperClock(clock),
+        nil, style: nil, report: { _ in }, clock: HelperClock(clock),
         site: HelperSite(fileID, line, column), operation: operation)
 }
 
@@ -118,13 +118,8 @@ public func measure<Value>(
     operation: () async throws -> Value
 ) async rethrows -> (value: Value, duration: Duration) {
     try await measuring(
-        nil, style: nil, report: { _ in }, clock: helperClock(clock),
+        nil, style: nil, report: { _ in }, clock: HelperClock(clock),
         site: HelperSite(fileID, line, column), operation: operation)
-}
-
-private func helperClock(_ clock: (any Clock<Duration>)?) -> HelperClock {
-    guard let clock else { return HelperClock() }
-    return HelperClock(clock)
 }
 
 /// Times a synchronous operation; reports when `style` is not `nil`.
