@@ -33,6 +33,33 @@ import Testing
         }
     }
 
+    /// The tables hash a key with its own `_rawHashValue(seed:)`, not `Hasher`: equal keys
+    /// (identifiers spelled two ways, a call site given as a `StaticString` or forwarded as a
+    /// `String`) must hash equal under every seed a table may pick, and a table must find one
+    /// with the other.
+    @Test func equalKeysHashEqualInTheTables() {
+        let site: StaticString = "Module/File.swift"
+        var pairs = Self.equalPairs.map { (GroupKey.name($0.0), GroupKey.name($0.1)) }
+        pairs.append(
+            (GroupKey(nil, site, 12, 7), GroupKey(nil, "Module/File.swift" as String, 12, 7)))
+        let instance = GroupKey.newInstance()
+        pairs.append((instance, instance))
+        for (a, b) in pairs {
+            #expect(a == b)
+            for seed in [0, 1, -1, 0x5EED, Int.max, Int.min] {
+                #expect(a._rawHashValue(seed: seed) == b._rawHashValue(seed: seed), "\(a)")
+            }
+            let table = [a: 1]
+            #expect(table[b] == 1, "\(a)")
+        }
+        // Keys that differ only in what the mix does not read still differ in the tables.
+        let near = [
+            GroupKey(nil, site, 12, 7), GroupKey(nil, site, 12, 8), GroupKey(nil, site, 13, 7),
+            GroupKey(nil, "Module/Other.swift" as StaticString, 12, 7), GroupKey.name("12"),
+        ]
+        #expect(Set(near).count == near.count)
+    }
+
     /// The scalars the key's ASCII mapping knows are exactly those whose own string equals an
     /// ASCII string: checked over every scalar, so a Unicode update that adds one fails here.
     @Test func theOnlyScalarsEqualToASCIIAreTheMappedOnes() {
