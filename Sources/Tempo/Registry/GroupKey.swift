@@ -78,8 +78,7 @@ enum GroupKey: Hashable, Sendable, CustomStringConvertible {
 
     /// The key of an explicit identifier; its text is mixed here, outside any lock.
     static func name(_ identifier: String) -> GroupKey {
-        var text = identifier
-        let ascii = text.withUTF8 { asciiMix($0) }
+        let ascii = identifier.utf8.withContiguousStorageIfAvailable { asciiMix($0) } ?? nil
         return .named(identifier, mix: ascii ?? nonASCIIMix(identifier))
     }
 

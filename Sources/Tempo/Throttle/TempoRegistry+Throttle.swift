@@ -34,7 +34,7 @@ extension ThrottleState.CallResult: TransitionResult {
 extension TempoRegistry {
     /// Applies a throttle call. Returns the task that runs it when it runs at once and is an
     /// ``AsyncOperation``, else `nil`.
-    @discardableResult
+    @discardableResult @inline(__always)
     func throttle(
         _ key: GroupKey, duration: Duration, option: ThrottleOptions, operation: Operation
     ) -> Task<Void, Never>? {
