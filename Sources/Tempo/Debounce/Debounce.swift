@@ -117,7 +117,8 @@ public func debounce(
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    onError: (@Sendable (any Error) -> Void)? = nil,
+    @_inheritActorContext onError: (nonisolated(nonsending) @Sendable (any Error) async -> Void)? =
+        nil,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     TempoRegistry.current.debounce(

@@ -49,7 +49,8 @@ public func delay(
 public func delay(
     _ duration: Duration = .seconds(1),
     by actorType: ActorType = .mainActor,
-    onError: (@Sendable (any Error) -> Void)? = nil,
+    @_inheritActorContext onError: (nonisolated(nonsending) @Sendable (any Error) async -> Void)? =
+        nil,
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
@@ -64,7 +65,7 @@ public func delay(
 func scheduledTask(
     after duration: Duration,
     by actorType: ActorType,
-    onError: (@Sendable (any Error) -> Void)?,
+    onError: ErrorHandler?,
     key: GroupKey,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {

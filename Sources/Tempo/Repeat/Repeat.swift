@@ -82,7 +82,9 @@ public func `repeat`(
     startingImmediately: Bool = false,
     identifier: String? = nil,
     by actorType: ActorType = .mainActor,
-    onError: (@Sendable (any Error) -> Void)? = nil,
+    @_inheritActorContext onError: (nonisolated(nonsending) @Sendable (any Error) async -> Void)? =
+        nil,
+    afterError: RepeatErrorPolicy = .stop,
     clock: (any Clock<Duration>)? = nil,
     fileID: StaticString = #fileID,
     line: UInt = #line,
@@ -92,7 +94,8 @@ public func `repeat`(
     startRepeat(
         RepeatPlan(
             interval: interval, mode: mode, limit: limit,
-            startingImmediately: startingImmediately, actorType: actorType, onError: onError),
+            startingImmediately: startingImmediately, actorType: actorType, onError: onError,
+            afterError: afterError),
         clock: HelperClock(clock), site: HelperSite(identifier: identifier, fileID, line, column),
         operation: operation)
 }
@@ -140,7 +143,8 @@ private struct RepeatPlan: Sendable {
     let limit: Int?
     let startingImmediately: Bool
     let actorType: ActorType
-    let onError: (@Sendable (any Error) -> Void)?
+    let onError: ErrorHandler?
+    let afterError: RepeatErrorPolicy
 }
 
 /// Registers the loop and starts its task. The start instant is read here, at the call, and
@@ -200,6 +204,9 @@ private func startRepeat(
 /// Thrown inside an iteration whose claim was refused: the loop was stopped before it started.
 private struct RepeatStopped: Error {}
 
+/// Thrown out of an iteration whose error was reported and stops the loop (``RepeatErrorPolicy/stop``).
+private struct RepeatFailed: Error {}
+
 /// The loop: wait for the tick, run, arm the next tick. Returns the work token it still holds.
 private func runLoop(
     _ plan: RepeatPlan,
@@ -226,15 +233,19 @@ private func runLoop(
                     // The claim is made here, after the hop to the iteration's actor and right
                     // before the operation: a stop that returned first keeps it from starting.
                     guard control.claim() else { throw RepeatStopped() }
-                    try await operation()
+                    do {
+                        try await operation()
+                    } catch let error as CancellationError {
+                        throw error
+                    } catch {
+                        // Reported here, on the iteration's actor, before the iteration ends.
+                        await plan.onError?(error)
+                        if plan.afterError == .stop { throw RepeatFailed() }
+                    }
                 }
             }
-        } catch is RepeatStopped {
-            return token
-        } catch is CancellationError {
-            return token
         } catch {
-            plan.onError?(error)
+            // Stopped before the claim, cancelled, or failed under `.stop`: the loop ends.
             return token
         }
         runs += 1

@@ -106,7 +106,9 @@ public final class Throttler: Sendable {
     /// ```
     @discardableResult
     public func callAsFunction(
-        onError: (@Sendable (any Error) -> Void)? = nil,
+        @_inheritActorContext onError: (
+            nonisolated(nonsending) @Sendable (any Error) async -> Void
+        )? = nil,
         _ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
     ) -> Task<Void, Never> {
         makeTicketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
