@@ -40,6 +40,10 @@ public func delay(
 /// `onError`. Zero or less runs it at once. The operation runs isolated to `actorType`,
 /// across its `await`s (see ``ActorType``).
 ///
+/// `onError` runs right after the operation, on its actor, before the run counts as finished; a
+/// handler written in main-actor code is isolated to the main actor and may update its state
+/// (see ``ActorType``).
+///
 /// ```swift
 /// let undo = delay(.seconds(5), by: .taskContext) { try await mail.send(draft) }
 /// // "Undo" tapped:

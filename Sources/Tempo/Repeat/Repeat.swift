@@ -27,13 +27,16 @@ public enum RepeatMode: Sendable, Hashable {
 /// Runs `operation` repeatedly, every `interval`, and returns the task that owns the loop:
 /// cancel it to stop.
 ///
-/// - `times: nil` repeats until the task is cancelled; `times: n` stops after n successful
-///   iterations. `startingImmediately: true` runs once at once, then waits; `false` waits first.
+/// - `times: nil` repeats until the task is cancelled; `times: n` stops after n iterations.
+///   `startingImmediately: true` runs once at once, then waits; `false` waits first.
 /// - Iterations never overlap. `mode` spaces them end-to-start (``RepeatMode/fixedDelay``, the
 ///   default) or on a fixed grid (``RepeatMode/fixedRate``).
 /// - A zero or negative `interval`, or `times <= 0`, finishes without running.
-/// - An iteration that throws hands its error to `onError` and stops the loop;
-///   `CancellationError` stops it silently.
+/// - An iteration that throws hands its error to `onError`, on the iteration's actor, and stops
+///   the loop; with `afterError: .keepGoing` (``RepeatErrorPolicy``) the loop goes on with its
+///   next tick instead, and the failed iteration counts toward `times`. `CancellationError` is
+///   not reported and always stops it. A handler written in main-actor code runs on the main
+///   actor (see ``ActorType``).
 /// - With an `identifier`, starting a repeat stops any loop running under the same name (in
 ///   the same registry) and takes its place; ``cancelRepeat(identifier:)`` stops it by name.
 ///   Neither cancels the old loop's iteration that is already running: it finishes (its
@@ -64,6 +67,14 @@ public enum RepeatMode: Sendable, Hashable {
 ///
 /// `repeat`(every: .seconds(5), identifier: "heartbeat") { try await server.ping() }
 /// cancelRepeat(identifier: "heartbeat")
+/// ```
+///
+/// A poller that survives a bad network reports each error and keeps its schedule:
+///
+/// ```swift
+/// `repeat`(every: .seconds(30), onError: { log($0) }, afterError: .keepGoing) {
+///     try await inbox.refresh()
+/// }
 /// ```
 ///
 /// Pass `clock:` to measure on another clock: `nil`, the default, is the current registry's clock.

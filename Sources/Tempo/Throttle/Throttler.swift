@@ -101,6 +101,11 @@ public final class Throttler: Sendable {
     /// task carries the operation.)
     /// The operation runs isolated to ``actorType``, across its `await`s.
     ///
+    /// `onError` runs right after the operation, on its actor, before the run counts as
+    /// finished; a handler written in main-actor code is isolated to the main actor and may
+    /// update its state (see ``ActorType``). Mark the operation `@MainActor in` for it to run
+    /// on the main actor too, whatever ``actorType`` is.
+    ///
     /// ```swift
     /// refresher(onError: { log($0) }) { try await feed.refresh() }
     /// ```
