@@ -64,6 +64,15 @@ private final class ErrorPublishingModel {
         }
     }
 
+    /// A main-actor method passed as the handler: it hops to the main actor when called.
+    func byMethodReference() {
+        debounce(.milliseconds(300), identifier: "method", onError: recordByMethod) {
+            throw SearchFailed()
+        }
+    }
+
+    private func recordByMethod(_ error: any Error) { publish("method", error) }
+
     func repeating() -> Task<Void, Never> {
         `repeat`(every: .milliseconds(300), times: 3, onError: { self.publish("repeat", $0) }) {
             throw SearchFailed()
@@ -92,11 +101,12 @@ private final class ErrorPublishingModel {
             model.delayed()
             model.scoped()
             model.offMainActor()
+            model.byMethodReference()
             let loop = model.repeating()
             await clock.advance(by: .milliseconds(300))
             #expect(
                 model.errors.sorted()
-                    == ["Debouncer", "Throttler", "delay", "owned", "repeat", "throttle"])
+                    == ["Debouncer", "Throttler", "delay", "method", "owned", "repeat", "throttle"])
             await loop.value
             withExtendedLifetime(model) {}
         }
