@@ -4,9 +4,11 @@ import Testing
 
 /// Issue 12, item 3: a `@MainActor` type calls its own `Debouncer` and `Throttler` with
 /// main-actor operations and error handlers that update its state. Before the change this
-/// file did not compile: `autosave { @MainActor in ... }` went to the `async throws` form and
-/// returned a `Task` (not `Void`), and `onError` was a nonisolated `@Sendable` closure that
-/// could not set `errorMessage`.
+/// file did not compile: no synchronous form took a main-actor closure (`let applied: Void =
+/// autosave { @MainActor in ... }` failed with "converting function value of type '@MainActor
+/// @Sendable () -> ()' to '@Sendable () -> Void' loses global actor 'MainActor'"; without the
+/// `Void` the call went to the `async throws` form, a `Task` per call), and `onError` was a
+/// nonisolated `@Sendable` closure that could not set `errorMessage`.
 private struct SaveFailed: Error, CustomStringConvertible {
     var description: String { "disk full" }
 }

@@ -47,6 +47,22 @@ private final class FlakyPoll: Sendable {
         }
     }
 
+    @Test func aFailedFirstIterationRunAtOnceIsReportedAndTheLoopGoesOn() async {
+        await onManualClock { clock, registry in
+            let flaky = FlakyPoll(failingOn: [1], registry: registry)
+            let loop = `repeat`(
+                every: .seconds(1), times: 3, startingImmediately: true, by: .ownedActor,
+                onError: { flaky.report($0) }, afterError: .keepGoing
+            ) { try flaky.poll() }
+            await clock.advance(by: .zero)
+            #expect(flaky.errors.all == [1])
+            await clock.advance(by: .seconds(2))
+            await loop.value
+            #expect(flaky.runs.all == [.zero, .seconds(1), .seconds(2)])
+            #expect(registry.snapshot().isEmpty)
+        }
+    }
+
     @Test func theDefaultStillStopsAtTheFirstError() async {
         await onManualClock { clock, registry in
             let flaky = FlakyPoll(failingOn: [2, 4], registry: registry)
