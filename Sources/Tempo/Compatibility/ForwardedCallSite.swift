@@ -81,7 +81,8 @@ public func debounce(
     fileID: String,
     line: UInt = #line,
     column: UInt = #column,
-    onError: (@Sendable (any Error) -> Void)? = nil,
+    @_inheritActorContext onError: (nonisolated(nonsending) @Sendable (any Error) async -> Void)? =
+        nil,
     operation: @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     TempoRegistry.current.debounce(
@@ -166,7 +167,8 @@ public func throttle(
     fileID: String,
     line: UInt = #line,
     column: UInt = #column,
-    onError: (@Sendable (any Error) -> Void)? = nil,
+    @_inheritActorContext onError: (nonisolated(nonsending) @Sendable (any Error) async -> Void)? =
+        nil,
     operation: @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     TempoRegistry.current.throttle(

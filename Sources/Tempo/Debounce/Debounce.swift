@@ -98,6 +98,10 @@ public func debounce(
 /// less) the task returned is the one running it, so awaiting it waits for that run; for any
 /// other call it is one shared task that is already done (no `Task` is made per call).
 ///
+/// `onError` runs right after the operation, on its actor, before the run counts as finished; a
+/// handler written in main-actor code is isolated to the main actor and may update its state
+/// (see ``ActorType``).
+///
 /// Withdraw a pending call with ``cancelDebounce(identifier:)``; cancelling the returned task
 /// does not withdraw it. To await the operation, or withdraw one call by cancelling its task,
 /// use a ``Debouncer``.
@@ -117,7 +121,8 @@ public func debounce(
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    onError: (@Sendable (any Error) -> Void)? = nil,
+    @_inheritActorContext onError: (nonisolated(nonsending) @Sendable (any Error) async -> Void)? =
+        nil,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     TempoRegistry.current.debounce(

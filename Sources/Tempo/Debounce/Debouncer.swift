@@ -112,12 +112,19 @@ public final class Debouncer: Sendable {
     /// is the one whose task carries the operation.)
     /// The operation runs isolated to ``actorType``, across its `await`s.
     ///
+    /// `onError` runs right after the operation, on its actor, before the run counts as
+    /// finished; a handler written in main-actor code is isolated to the main actor and may
+    /// update its state (see ``ActorType``). Mark the operation `@MainActor in` for it to run
+    /// on the main actor too, whatever ``actorType`` is.
+    ///
     /// ```swift
     /// saver(onError: { log($0) }) { try await api.save(draft) }
     /// ```
     @discardableResult
     public func callAsFunction(
-        onError: (@Sendable (any Error) -> Void)? = nil,
+        @_inheritActorContext onError: (
+            nonisolated(nonsending) @Sendable (any Error) async -> Void
+        )? = nil,
         _ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
     ) -> Task<Void, Never> {
         makeTicketedTask(after: duration, by: actorType, onError: onError, operation: operation) {

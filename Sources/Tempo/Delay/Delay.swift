@@ -40,6 +40,10 @@ public func delay(
 /// `onError`. Zero or less runs it at once. The operation runs isolated to `actorType`,
 /// across its `await`s (see ``ActorType``).
 ///
+/// `onError` runs right after the operation, on its actor, before the run counts as finished; a
+/// handler written in main-actor code is isolated to the main actor and may update its state
+/// (see ``ActorType``).
+///
 /// ```swift
 /// let undo = delay(.seconds(5), by: .taskContext) { try await mail.send(draft) }
 /// // "Undo" tapped:
@@ -49,7 +53,8 @@ public func delay(
 public func delay(
     _ duration: Duration = .seconds(1),
     by actorType: ActorType = .mainActor,
-    onError: (@Sendable (any Error) -> Void)? = nil,
+    @_inheritActorContext onError: (nonisolated(nonsending) @Sendable (any Error) async -> Void)? =
+        nil,
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
@@ -64,7 +69,7 @@ public func delay(
 func scheduledTask(
     after duration: Duration,
     by actorType: ActorType,
-    onError: (@Sendable (any Error) -> Void)?,
+    onError: ErrorHandler?,
     key: GroupKey,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {

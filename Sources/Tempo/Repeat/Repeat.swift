@@ -27,13 +27,16 @@ public enum RepeatMode: Sendable, Hashable {
 /// Runs `operation` repeatedly, every `interval`, and returns the task that owns the loop:
 /// cancel it to stop.
 ///
-/// - `times: nil` repeats until the task is cancelled; `times: n` stops after n successful
-///   iterations. `startingImmediately: true` runs once at once, then waits; `false` waits first.
+/// - `times: nil` repeats until the task is cancelled; `times: n` stops after n iterations.
+///   `startingImmediately: true` runs once at once, then waits; `false` waits first.
 /// - Iterations never overlap. `mode` spaces them end-to-start (``RepeatMode/fixedDelay``, the
 ///   default) or on a fixed grid (``RepeatMode/fixedRate``).
 /// - A zero or negative `interval`, or `times <= 0`, finishes without running.
-/// - An iteration that throws hands its error to `onError` and stops the loop;
-///   `CancellationError` stops it silently.
+/// - An iteration that throws hands its error to `onError`, on the iteration's actor, and stops
+///   the loop; with `afterError: .keepGoing` (``RepeatErrorPolicy``) the loop goes on with its
+///   next tick instead, and the failed iteration counts toward `times`. `CancellationError` is
+///   not reported and always stops it. A handler written in main-actor code runs on the main
+///   actor (see ``ActorType``).
 /// - With an `identifier`, starting a repeat stops any loop running under the same name (in
 ///   the same registry) and takes its place; ``cancelRepeat(identifier:)`` stops it by name.
 ///   Neither cancels the old loop's iteration that is already running: it finishes (its
@@ -66,6 +69,14 @@ public enum RepeatMode: Sendable, Hashable {
 /// cancelRepeat(identifier: "heartbeat")
 /// ```
 ///
+/// A poller that survives a bad network reports each error and keeps its schedule:
+///
+/// ```swift
+/// `repeat`(every: .seconds(30), onError: { log($0) }, afterError: .keepGoing) {
+///     try await inbox.refresh()
+/// }
+/// ```
+///
 /// Pass `clock:` to measure on another clock: `nil`, the default, is the current registry's clock.
 ///
 /// ```swift
@@ -82,7 +93,9 @@ public func `repeat`(
     startingImmediately: Bool = false,
     identifier: String? = nil,
     by actorType: ActorType = .mainActor,
-    onError: (@Sendable (any Error) -> Void)? = nil,
+    @_inheritActorContext onError: (nonisolated(nonsending) @Sendable (any Error) async -> Void)? =
+        nil,
+    afterError: RepeatErrorPolicy = .stop,
     clock: (any Clock<Duration>)? = nil,
     fileID: StaticString = #fileID,
     line: UInt = #line,
@@ -92,7 +105,8 @@ public func `repeat`(
     startRepeat(
         RepeatPlan(
             interval: interval, mode: mode, limit: limit,
-            startingImmediately: startingImmediately, actorType: actorType, onError: onError),
+            startingImmediately: startingImmediately, actorType: actorType, onError: onError,
+            afterError: afterError),
         clock: HelperClock(clock), site: HelperSite(identifier: identifier, fileID, line, column),
         operation: operation)
 }
@@ -140,7 +154,8 @@ private struct RepeatPlan: Sendable {
     let limit: Int?
     let startingImmediately: Bool
     let actorType: ActorType
-    let onError: (@Sendable (any Error) -> Void)?
+    let onError: ErrorHandler?
+    let afterError: RepeatErrorPolicy
 }
 
 /// Registers the loop and starts its task. The start instant is read here, at the call, and
@@ -200,6 +215,9 @@ private func startRepeat(
 /// Thrown inside an iteration whose claim was refused: the loop was stopped before it started.
 private struct RepeatStopped: Error {}
 
+/// Thrown out of an iteration whose error was reported and stops the loop (``RepeatErrorPolicy/stop``).
+private struct RepeatFailed: Error {}
+
 /// The loop: wait for the tick, run, arm the next tick. Returns the work token it still holds.
 private func runLoop(
     _ plan: RepeatPlan,
@@ -226,15 +244,19 @@ private func runLoop(
                     // The claim is made here, after the hop to the iteration's actor and right
                     // before the operation: a stop that returned first keeps it from starting.
                     guard control.claim() else { throw RepeatStopped() }
-                    try await operation()
+                    do {
+                        try await operation()
+                    } catch let error as CancellationError {
+                        throw error
+                    } catch {
+                        // Reported here, on the iteration's actor, before the iteration ends.
+                        await plan.onError?(error)
+                        if plan.afterError == .stop { throw RepeatFailed() }
+                    }
                 }
             }
-        } catch is RepeatStopped {
-            return token
-        } catch is CancellationError {
-            return token
         } catch {
-            plan.onError?(error)
+            // Stopped before the claim, cancelled, or failed under `.stop`: the loop ends.
             return token
         }
         runs += 1

@@ -15,6 +15,23 @@
 ///     MainActor.assertIsolated()   // holds, also after an await
 /// }
 /// ```
+///
+/// An `onError` handler runs on the operation's actor, right after the operation throws, and
+/// the run counts as finished once it returns. A handler written in main-actor code is
+/// isolated to the main actor (its parameter is `@_inheritActorContext`, as `Task`'s closure
+/// is), so a `@MainActor` view model publishes an error directly, whatever `by:` says:
+///
+/// ```swift
+/// @MainActor final class SaveModel {
+///     var errorMessage: String?
+///
+///     func save() {
+///         debounce(.seconds(1), identifier: "save", onError: { self.errorMessage = "\($0)" }) {
+///             try await api.save(draft)
+///         }
+///     }
+/// }
+/// ```
 public enum ActorType: Sendable, Hashable {
     /// The main actor. The default of the scheduling helpers, since most callers update UI.
     case mainActor

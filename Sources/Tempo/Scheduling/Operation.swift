@@ -95,12 +95,12 @@ enum Operation: Sendable {
 final class AsyncOperation: Sendable {
     let operation: nonisolated(nonsending) @Sendable () async throws -> Void
     let actorType: ActorType
-    let onError: (@Sendable (any Error) -> Void)?
+    let onError: ErrorHandler?
 
     init(
         _ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void,
         on actorType: ActorType,
-        onError: (@Sendable (any Error) -> Void)?
+        onError: ErrorHandler?
     ) {
         self.operation = operation
         self.actorType = actorType
@@ -123,7 +123,7 @@ final class AsyncOperation: Sendable {
                         do {
                             try await operation()
                         } catch {
-                            onError?(error)
+                            await onError?(error)
                         }
                     }
                 }
@@ -145,3 +145,10 @@ let appliedCallTask: Task<Void, Never> = {
     }
     return Task {}
 }()
+
+/// Where a helper's `onError` goes. A handler is asynchronous and `nonisolated(nonsending)`: it
+/// runs where Tempo calls it, on the operation's actor, right after the failed operation. The
+/// public parameters also carry `@_inheritActorContext`, so a handler written in main-actor
+/// code is isolated to the main actor and may update its state (`self.errorMessage = ...`);
+/// it is awaited before the run counts as finished, so a manual clock's `advance` waits for it.
+typealias ErrorHandler = nonisolated(nonsending) @Sendable (any Error) async -> Void

@@ -120,7 +120,7 @@ final class Ticket: Sendable {
 func runWhenGranted(
     _ ticket: Ticket,
     by actorType: ActorType,
-    onError: (@Sendable (any Error) -> Void)?,
+    onError: ErrorHandler?,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     Task {
@@ -136,7 +136,7 @@ func runWhenGranted(
                     do {
                         try await operation()
                     } catch {
-                        onError?(error)
+                        await onError?(error)
                     }
                 }
             }
@@ -154,7 +154,7 @@ func runWhenGranted(
 func makeTicketedTask(
     after duration: Duration,
     by actorType: ActorType,
-    onError: (@Sendable (any Error) -> Void)?,
+    onError: ErrorHandler?,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void,
     register: (Operation) -> Void
 ) -> Task<Void, Never> {
@@ -171,7 +171,7 @@ func makeTicketedTask(
 /// task was cancelled is checked on the actor, right before the operation.
 func immediateTask(
     by actorType: ActorType,
-    onError: (@Sendable (any Error) -> Void)?,
+    onError: ErrorHandler?,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     Task {
@@ -180,7 +180,7 @@ func immediateTask(
             do {
                 try await operation()
             } catch {
-                onError?(error)
+                await onError?(error)
             }
         }
     }

@@ -84,6 +84,10 @@ public func throttle(
 /// for that run; for any other call it is one shared task that is already done (no `Task` is
 /// made per call).
 ///
+/// `onError` runs right after the operation, on its actor, before the run counts as finished; a
+/// handler written in main-actor code is isolated to the main actor and may update its state
+/// (see ``ActorType``).
+///
 /// Withdraw a kept trailing call with ``cancelThrottle(identifier:)``; cancelling the returned
 /// task does not withdraw it. To await the operation, or withdraw one call by cancelling its
 /// task, use a ``Throttler``.
@@ -102,7 +106,8 @@ public func throttle(
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    onError: (@Sendable (any Error) -> Void)? = nil,
+    @_inheritActorContext onError: (nonisolated(nonsending) @Sendable (any Error) async -> Void)? =
+        nil,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     TempoRegistry.current.throttle(

@@ -39,8 +39,8 @@ final class SearchViewModel {
         failure = nil
     }
 
-    private nonisolated func reportFailure(_ error: any Error) {
-        Task { @MainActor [weak self] in self?.failure = "\(error)" }
+    private func reportFailure(_ error: any Error) {
+        failure = "\(error)"
     }
 }
 
