@@ -19,6 +19,7 @@ then the counts; the exit status is 1 when anything is missing.
 
     scripts/check-reference-docs.py                     after scripts/build-docs.sh
     scripts/check-reference-docs.py --graphs DIR        symbol graphs from elsewhere
+    scripts/check-reference-docs.py --examples          also require a code example on each
     scripts/check-reference-docs.py --allow 'Tempo/Debouncer/cancel()' ...
     TEMPO_REFERENCE_DOCS_ALLOW='Tempo/Debouncer/cancel() ...' scripts/check-reference-docs.py
 
@@ -83,6 +84,7 @@ class DocComment:
         self.parameters: dict[str, bool] = {}  # name -> has text
         self.returns = False
         self.throws = False
+        self.has_example = any(FENCE.match(line) for line in lines)
         self._parse(lines)
 
     def _parse(self, lines: list[str]) -> None:
@@ -179,15 +181,17 @@ def fragments_text(fragments: list[dict]) -> str:
     return "".join(fragment["spelling"] for fragment in fragments).strip()
 
 
-def gaps(symbol: dict) -> list[str]:
+def gaps(symbol: dict, examples: bool = False) -> list[str]:
     """What the symbol's page lacks; empty when it lacks nothing."""
     doc_lines = [line["text"] for line in symbol.get("docComment", {}).get("lines", [])]
     doc = DocComment(doc_lines)
     if not doc.has_summary:
         return ["a doc comment"] if not doc_lines else ["a summary"]
-    if symbol["kind"]["identifier"] not in CALLABLE_KINDS:
-        return []
     missing: list[str] = []
+    if examples and not doc.has_example:
+        missing.append("an example")
+    if symbol["kind"]["identifier"] not in CALLABLE_KINDS:
+        return missing
     signature = symbol.get("functionSignature", {})
     parameters = signature.get("parameters", [])
     undocumented = []
@@ -238,6 +242,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--graphs", type=Path, default=DEFAULT_GRAPHS)
     parser.add_argument("--allow", nargs="*", default=[], metavar="NAME")
+    parser.add_argument("--examples", action="store_true", help="require a code example too")
     args = parser.parse_args()
 
     allowed = set(args.allow) | set(os.environ.get("TEMPO_REFERENCE_DOCS_ALLOW", "").split())
@@ -262,7 +267,7 @@ def main() -> int:
                 continue
             checked += 1
             name = symbol_name(module, symbol)
-            missing = gaps(symbol)
+            missing = gaps(symbol, examples=args.examples)
             if name in allowed:
                 allowed_seen.add(name)
             if not missing:
