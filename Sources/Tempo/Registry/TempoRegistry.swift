@@ -51,6 +51,17 @@ public final class TempoRegistry: Sendable {
 
     /// A registry whose timing runs on `clock`.
     ///
+    /// The new registry is not current anywhere yet: make it current with
+    /// ``withCurrent(isolation:_:)-(_,()->R)``, or hand it to a ``Debouncer`` or ``Throttler``
+    /// as their `registry:`. On a `TempoTesting.ManualClock` its timers fire only when the test
+    /// advances the clock.
+    ///
+    /// ```swift
+    /// let clock = ManualClock()
+    /// let registry = TempoRegistry(clock: clock)
+    /// let saver = Debouncer(.seconds(1), registry: registry)
+    /// ```
+    ///
     /// - Parameter clock: Any clock measured in `Duration`. Instants are kept as offsets from
     ///   the clock's reading when the registry is made.
     public convenience init<C: Clock>(clock: C) where C.Duration == Duration {
@@ -75,7 +86,12 @@ public final class TempoRegistry: Sendable {
         self.isShared = isShared
     }
 
-    /// The registry of the whole program, on `ContinuousClock`.
+    /// The registry of the whole program, on `ContinuousClock`: ``current`` wherever no
+    /// ``withCurrent(isolation:_:)-(_,()->R)`` scope names another.
+    ///
+    /// ```swift
+    /// print(TempoRegistry.shared.snapshot())
+    /// ```
     public static let shared = TempoRegistry(
         engineClock: EngineClock(ContinuousClock()), shardCount: defaultShardCount, isShared: true)
 
@@ -93,6 +109,10 @@ public final class TempoRegistry: Sendable {
     /// enclosing ``withCurrent(isolation:_:)-(_,()->R)`` (tasks started inside it inherit it,
     /// as they inherit any task-local value), or the registry whose timer started the operation
     /// running here; else ``shared``.
+    ///
+    /// ```swift
+    /// let liveHere = TempoRegistry.current.liveKeyCount
+    /// ```
     public static var current: TempoRegistry {
         guard othersExist.load(ordering: .relaxed) else { return shared }
         return scoped ?? shared
@@ -101,9 +121,18 @@ public final class TempoRegistry: Sendable {
     /// Runs `body` with this registry as ``current``, for the free functions it calls and the
     /// tasks they start, whatever else runs meanwhile.
     ///
+    /// The scope is a task-local binding: it ends when `body` returns, and `Task { }` started
+    /// inside it inherits it, while `Task.detached` does not.
+    ///
     /// ```swift
     /// try await TempoRegistry(clock: clock).withCurrent { try await model.search("swift") }
     /// ```
+    ///
+    /// - Parameters:
+    ///   - isolation: The actor `body` runs on: the caller's, filled in for you.
+    ///   - body: The code that sees this registry as ``current``.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws; this method throws nothing of its own.
     public func withCurrent<R>(
         isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> R
@@ -111,7 +140,20 @@ public final class TempoRegistry: Sendable {
         try await Self.$scoped.withValue(self, operation: body, isolation: isolation)
     }
 
-    /// Synchronous form of ``withCurrent(isolation:_:)-(_,()->R)``.
+    /// Synchronous form of ``withCurrent(isolation:_:)-(_,()->R)``: runs `body` at once with
+    /// this registry as ``current``.
+    ///
+    /// ```swift
+    /// let registry = TempoRegistry(clock: clock)
+    /// registry.withCurrent {
+    ///     debounce(identifier: "search", by: .taskContext) { search(text) }
+    /// }
+    /// let waiting = registry.pendingDebounce(identifier: "search") != nil   // true
+    /// ```
+    ///
+    /// - Parameter body: The code that sees this registry as ``current``.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws; this method throws nothing of its own.
     public func withCurrent<R>(_ body: () throws -> R) rethrows -> R {
         try Self.$scoped.withValue(self, operation: body)
     }
@@ -125,7 +167,17 @@ public final class TempoRegistry: Sendable {
     }
 
     /// How many keys hold live state: debounce and throttle groups, pending delays and
-    /// registered running work. Zero when the program is idle.
+    /// registered running work (a `repeat`, `retry`, `timeout` or `time` in progress). Zero
+    /// when the program is idle.
+    ///
+    /// ```swift
+    /// let registry = TempoRegistry(clock: clock)
+    /// await registry.withCurrent {
+    ///     delay(.seconds(1), by: .taskContext) { save() }
+    ///     await clock.advance(by: .seconds(1))
+    /// }
+    /// #expect(registry.liveKeyCount == 0)   // nothing left behind
+    /// ```
     public var liveKeyCount: Int {
         shards.reduce(0) { total, shard in total + shard.tables.withLock { $0.count } }
     }
@@ -135,12 +187,27 @@ public final class TempoRegistry: Sendable {
         shards.reduce(0) { total, shard in total + shard.tables.withLock { $0.capacity } }
     }
 
-    /// The time on this registry's clock, as an offset from when the registry was made.
+    /// The time on this registry's clock, as an offset from when the registry was made: the
+    /// scale of ``PendingCall/runsAt`` and of ``TempoSnapshot``'s instants.
+    ///
+    /// ```swift
+    /// if let runsAt = registry.pendingDebounce(identifier: "save")?.runsAt {
+    ///     print("saves in \(runsAt - registry.now)")
+    /// }
+    /// ```
     public var now: Duration { clock.now() }
 
     /// How many timers this registry has armed since it was made: at most one per group
     /// becoming live (plus one when a call moves a group's deadline earlier), one per `delay`.
     /// A call that is dropped or replaced arms none, so tests and benchmarks read this to check
     /// that no `Task` is made per call.
+    ///
+    /// ```swift
+    /// let registry = TempoRegistry(clock: clock)
+    /// registry.withCurrent {
+    ///     for text in ["s", "sw", "swi"] { debounce(by: .taskContext) { search(text) } }
+    /// }
+    /// #expect(registry.timersArmed == 1)   // one burst, one timer
+    /// ```
     public var timersArmed: Int { timerCount.load(ordering: .relaxed) }
 }
