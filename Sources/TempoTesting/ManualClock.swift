@@ -111,8 +111,11 @@ public final class ManualClock: Clock, Sendable {
     /// How many sleepers wait: Tempo timers and tasks asleep on this clock.
     ///
     /// ```swift
-    /// debounce(.seconds(1), by: .taskContext) { save() }
-    /// let waiting = clock.sleeperCount   // 1 when the registry runs on `clock`: its timer
+    /// let clock = ManualClock()
+    /// TempoRegistry(clock: clock).withCurrent {
+    ///     debounce(.seconds(1), by: .taskContext) { save() }
+    /// }
+    /// let waiting = clock.sleeperCount   // 1: the debounce group's timer
     /// ```
     public var sleeperCount: Int { state.withLock { $0.entries.count } }
 
@@ -179,8 +182,10 @@ public final class ManualClock: Clock, Sendable {
     /// deadline, and the work those timers started has finished or is asleep on this clock.
     ///
     /// ```swift
-    /// debounce(.milliseconds(300), by: .taskContext) { results.append("query") }
-    /// await clock.advance(by: .milliseconds(300))   // the debounced call has run
+    /// await TempoRegistry(clock: clock).withCurrent {
+    ///     debounce(.milliseconds(300), by: .taskContext) { results.append("query") }
+    ///     await clock.advance(by: .milliseconds(300))   // the debounced call has run
+    /// }
     /// ```
     ///
     /// - Parameter duration: How far to move the clock.
@@ -251,8 +256,10 @@ public final class ManualClock: Clock, Sendable {
     /// The clock stops at the last deadline it fired, not at `limit`.
     ///
     /// ```swift
-    /// delay(.seconds(5), by: .taskContext) { save() }
-    /// await clock.runUntilIdle()   // the clock reads 5 s more, and the delay has run
+    /// await TempoRegistry(clock: clock).withCurrent {
+    ///     delay(.seconds(5), by: .taskContext) { save() }
+    ///     await clock.runUntilIdle()   // the clock reads 5 s more, and the delay has run
+    /// }
     /// ```
     ///
     /// - Parameter limit: How far past the current time deadlines may still be fired.
