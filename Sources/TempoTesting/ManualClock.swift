@@ -127,7 +127,8 @@ public final class ManualClock: Clock, Sendable {
     /// does not wait for it.
     ///
     /// ```swift
-    /// let sleeper = Task { try await clock.sleep(until: clock.now.advanced(by: .seconds(1))) }
+    /// let wake = clock.now.advanced(by: .seconds(1))
+    /// let sleeper = Task { try await clock.sleep(until: wake) }
     /// await clock.waitForSleepers(1)
     /// await clock.advance(by: .seconds(1))   // wakes it
     /// ```
@@ -281,7 +282,9 @@ public final class ManualClock: Clock, Sendable {
     /// never sleeps on this clock leaves it waiting.
     ///
     /// ```swift
-    /// let call = Task { try await retry(2, every: .seconds(1), clock: clock) { try await ping() } }
+    /// let call = Task {
+    ///     try await retry(2, every: .seconds(1), clock: clock) { try await ping() }
+    /// }
     /// await clock.waitForSleepers(1)   // the first attempt failed; the retry waits
     /// await clock.advance(by: .seconds(1))
     /// ```

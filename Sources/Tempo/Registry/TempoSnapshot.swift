@@ -146,8 +146,9 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// running, or, when `waitingUntil` is set, has failed and the next starts then.
         ///
         /// ```swift
-        /// if case .retrying(let attempt, let of, _) = registry.snapshot().entries.first?.state {
-        ///     print("attempt \(attempt) of \(of)")
+        /// let state = registry.snapshot().entries.first?.state
+        /// if case .retrying(let attempt, let maxAttempts, _) = state {
+        ///     print("attempt \(attempt) of \(maxAttempts)")
         /// }
         /// ```
         case retrying(attempt: Int, maxAttempts: Int, waitingUntil: Duration?)
@@ -172,7 +173,9 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
     /// One live key: which helper, under which name, doing what.
     ///
     /// ```swift
-    /// for entry in registry.snapshot().entries { print(entry.kind, entry.key, entry.state) }
+    /// for entry in registry.snapshot().entries {
+    ///     print(entry.kind, entry.key, entry.state)
+    /// }
     /// ```
     public struct Entry: Sendable, Hashable {
         /// The helper.
