@@ -2,8 +2,9 @@
 # Builds the DocC catalog Docs/Tempo.docc with the toolchain's own `docc` (no plugin package):
 # symbol graphs of Tempo and TempoTesting come from `swift build`, then `docc convert` turns the
 # catalog and the graphs into an archive. Fails on any DocC warning (a missing or broken symbol
-# link, an undocumented parameter, an unknown image) and when a public symbol of either module
-# is left out of the catalog's topics.
+# link, an undocumented parameter, an unknown image), when a public symbol of either module
+# is left out of the catalog's topics, and when a public symbol's doc comment lacks a summary,
+# a parameter's description, Returns or Throws (scripts/check-reference-docs.py).
 #
 #   scripts/build-docs.sh            builds .build/docs/Tempo.doccarchive
 #   scripts/build-docs.sh --preview  builds, then serves it with live reload (docc preview)
@@ -53,4 +54,8 @@ for module in tempo tempotesting; do
     fi
 done
 [ "$uncurated" -eq 0 ] || exit 1
+
+# Every public function documents each parameter, its result and what it throws: the symbol
+# graphs say which parameters it has, whether it throws and what it returns.
+scripts/check-reference-docs.py --graphs "$graphs"
 echo "Documentation built: $archive"

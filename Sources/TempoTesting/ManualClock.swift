@@ -41,29 +41,6 @@ import Tempo
 /// Its ``minimumResolution`` is one nanosecond, so arithmetic that divides by a clock's
 /// resolution stays finite.
 public final class ManualClock: Clock, Sendable {
-    /// An instant of a ``ManualClock``: the time since the clock's origin.
-    public struct Instant: InstantProtocol, Sendable, Hashable, Comparable, CustomStringConvertible
-    {
-        /// The time since the clock's origin.
-        public var offset: Duration
-
-        /// An instant `offset` after the origin.
-        public init(offset: Duration) { self.offset = offset }
-
-        /// Saturates instead of trapping on overflow.
-        public func advanced(by duration: Duration) -> Instant {
-            Instant(offset: offset.adding(duration))
-        }
-
-        /// Saturates instead of trapping on overflow: the result is clamped to the range of
-        /// `Duration`.
-        public func duration(to other: Instant) -> Duration { other.offset.subtracting(offset) }
-
-        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
-
-        public var description: String { "ManualClock.Instant(\(offset))" }
-    }
-
     private enum Waiter {
         case timer(@Sendable (Duration) -> Duration?)
         case sleeper(CheckedContinuation<Void, any Error>, parked: SettleToken?)
@@ -103,21 +80,64 @@ public final class ManualClock: Clock, Sendable {
 
     private let state: Lock<State>
 
-    /// A clock reading `now`, zero by default.
+    /// A clock reading `now`, zero by default. It moves only when ``advance(by:)``,
+    /// ``advance(to:)`` or ``runUntilIdle(limit:)`` moves it.
+    ///
+    /// ```swift
+    /// let clock = ManualClock()
+    /// let registry = TempoRegistry(clock: clock)
+    /// ```
+    ///
+    /// - Parameter now: The clock's first reading. Defaults to the origin, offset zero.
     public init(now: Instant = Instant(offset: .zero)) {
         state = Lock(State(now: now.offset))
     }
 
-    /// The current time.
+    /// The current time: where the last advance left the clock.
+    ///
+    /// ```swift
+    /// await clock.advance(by: .seconds(1))
+    /// let offset = clock.now.offset   // one second more than before
+    /// ```
     public var now: Instant { Instant(offset: state.withLock { $0.now }) }
 
     /// One nanosecond.
+    ///
+    /// ```swift
+    /// let resolution = clock.minimumResolution   // .nanoseconds(1)
+    /// ```
     public var minimumResolution: Duration { .nanoseconds(1) }
 
     /// How many sleepers wait: Tempo timers and tasks asleep on this clock.
+    ///
+    /// ```swift
+    /// let clock = ManualClock()
+    /// TempoRegistry(clock: clock).withCurrent {
+    ///     debounce(.seconds(1), by: .taskContext) { save() }
+    /// }
+    /// let waiting = clock.sleeperCount   // 1: the debounce group's timer
+    /// ```
     public var sleeperCount: Int { state.withLock { $0.entries.count } }
 
     /// Suspends until `deadline`, or throws `CancellationError` when the task is cancelled.
+    ///
+    /// The sleeper wakes when an advance reaches `deadline`, in deadline order with the
+    /// clock's timers; a deadline already reached returns at once. Work Tempo started on this
+    /// clock (an operation a timer ran) counts as settled while it sleeps here, so an advance
+    /// does not wait for it.
+    ///
+    /// ```swift
+    /// let wake = clock.now.advanced(by: .seconds(1))
+    /// let sleeper = Task { try await clock.sleep(until: wake) }
+    /// await clock.waitForSleepers(1)
+    /// await clock.advance(by: .seconds(1))   // wakes it
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - deadline: The instant to wake at.
+    ///   - tolerance: Ignored: a manual clock wakes its sleepers exactly at their deadline.
+    /// - Throws: `CancellationError` when the task is cancelled before the deadline is reached
+    ///   (a cancelled task whose deadline has come returns instead).
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let id = state.withLock { $0.nextID() }
         let token = SettleToken.current.flatMap { $0.host === self && !$0.isFinished ? $0 : nil }
@@ -158,6 +178,18 @@ public final class ManualClock: Clock, Sendable {
 
     /// Moves the clock forward by `duration`, firing everything that comes due on the way, in
     /// deadline order. Zero or negative does nothing but let due work run.
+    ///
+    /// As ``advance(to:)``: when it returns, every timer that came due has fired, at its own
+    /// deadline, and the work those timers started has finished or is asleep on this clock.
+    ///
+    /// ```swift
+    /// await TempoRegistry(clock: clock).withCurrent {
+    ///     debounce(.milliseconds(300), by: .taskContext) { results.append("query") }
+    ///     await clock.advance(by: .milliseconds(300))   // the debounced call has run
+    /// }
+    /// ```
+    ///
+    /// - Parameter duration: How far to move the clock.
     public func advance(by duration: Duration) async {
         await advance(to: now.advanced(by: max(duration, .zero)))
     }
@@ -165,6 +197,13 @@ public final class ManualClock: Clock, Sendable {
     /// Moves the clock to `deadline` (never backwards), firing everything that comes due on the
     /// way, in deadline order, at its own deadline. Returns once the timers have fired and the
     /// work they started has finished or is asleep on this clock.
+    ///
+    /// ```swift
+    /// await clock.advance(to: ManualClock.Instant(offset: .seconds(30)))
+    /// ```
+    ///
+    /// - Parameter deadline: Where to move the clock; an instant already passed fires what is
+    ///   due and leaves the clock where it is.
     public func advance(to deadline: Instant) async {
         // Work started before this call (an operation a call ran at once on another actor)
         // runs at the time it was started, not after the clock has moved on.
@@ -214,6 +253,18 @@ public final class ManualClock: Clock, Sendable {
     /// Advances from one deadline to the next until nothing is left to fire, or until
     /// `limit` has passed, whichever comes first. A repeating timer would otherwise never let
     /// it stop.
+    ///
+    /// The clock stops at the last deadline it fired, not at `limit`.
+    ///
+    /// ```swift
+    /// await TempoRegistry(clock: clock).withCurrent {
+    ///     delay(.seconds(5), by: .taskContext) { save() }
+    ///     await clock.runUntilIdle()   // the clock reads 5 s more, and the delay has run
+    /// }
+    /// ```
+    ///
+    /// - Parameter limit: How far past the current time deadlines may still be fired.
+    ///   Defaults to 365 days.
     public func runUntilIdle(limit: Duration = .seconds(86_400 * 365)) async {
         let end = now.advanced(by: limit)
         while let next = state.withLock({ $0.entries.values.map(\.deadline).min() }),
@@ -226,6 +277,19 @@ public final class ManualClock: Clock, Sendable {
     /// Suspends until at least `count` sleepers wait on this clock: Tempo timers, or tasks
     /// asleep in ``sleep(until:tolerance:)``. Use it to let a task reach its next sleep before
     /// advancing.
+    ///
+    /// It returns at once when enough sleepers already wait. It never gives up: a task that
+    /// never sleeps on this clock leaves it waiting.
+    ///
+    /// ```swift
+    /// let call = Task {
+    ///     try await retry(2, every: .seconds(1), clock: clock) { try await ping() }
+    /// }
+    /// await clock.waitForSleepers(1)   // the first attempt failed; the retry waits
+    /// await clock.advance(by: .seconds(1))
+    /// ```
+    ///
+    /// - Parameter count: How many sleepers to wait for, at least. Defaults to 1.
     public func waitForSleepers(_ count: Int = 1) async {
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state -> Bool in

@@ -15,6 +15,21 @@
 ///     debounce(by: .taskContext, fileID: fileID, line: line, column: column, operation: work)
 /// }
 /// ```
+///
+/// - Parameters:
+///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - actorType: Where the operation runs.
+///   - option: Trailing only (`.default`), leading and trailing (`.runFirst`) or leading only
+///     (`.leading`).
+///   - maxWait: The longest a burst waits for a run: counted from its first call, then from
+///     its latest run. `nil` (the default), zero or negative: no maximum.
+///   - fileID: The file ID of the call site the wrapper forwards: with `line` and `column`,
+///     the call site that groups calls when `identifier` is `nil`. Equal to the same file's
+///     `#fileID` as a `StaticString`, so both forms name one call site.
+///   - line: The call site's line, forwarded by the wrapper.
+///   - column: The call site's column, forwarded by the wrapper.
+///   - operation: The work to run.
 public func debounce(
     _ duration: Duration = .seconds(1),
     identifier: String? = nil,
@@ -43,6 +58,20 @@ public func debounce(
 ///     debounce(fileID: fileID, line: line, column: column, operation: work)
 /// }
 /// ```
+///
+/// - Parameters:
+///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - option: Trailing only (`.default`), leading and trailing (`.runFirst`) or leading only
+///     (`.leading`).
+///   - maxWait: The longest a burst waits for a run: counted from its first call, then from
+///     its latest run. `nil` (the default), zero or negative: no maximum.
+///   - fileID: The file ID of the call site the wrapper forwards: with `line` and `column`,
+///     the call site that groups calls when `identifier` is `nil`. Equal to the same file's
+///     `#fileID` as a `StaticString`, so both forms name one call site.
+///   - line: The call site's line, forwarded by the wrapper.
+///   - column: The call site's column, forwarded by the wrapper.
+///   - operation: The work to run, on the main actor.
 public func debounce(
     _ duration: Duration = .seconds(1),
     identifier: String? = nil,
@@ -71,6 +100,28 @@ public func debounce(
 ///     debounce(fileID: fileID, line: line, column: column, operation: work)
 /// }
 /// ```
+///
+/// - Parameters:
+///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - actorType: Where the operation is called and `onError` runs. Defaults to the main
+///     actor. The operation's type here is a plain `@Sendable () async throws -> Void`, so
+///     unless it is isolated itself (a `@MainActor` function) its body runs on the generic
+///     executor (see ``ActorType``).
+///   - option: Trailing only (`.default`), leading and trailing (`.runFirst`) or leading only
+///     (`.leading`).
+///   - maxWait: The longest a burst waits for a run: counted from its first call, then from
+///     its latest run. `nil` (the default), zero or negative: no maximum.
+///   - fileID: The file ID of the call site the wrapper forwards: with `line` and `column`,
+///     the call site that groups calls when `identifier` is `nil`. Equal to the same file's
+///     `#fileID` as a `StaticString`, so both forms name one call site.
+///   - line: The call site's line, forwarded by the wrapper.
+///   - column: The call site's column, forwarded by the wrapper.
+///   - onError: Called with any error the operation throws (`CancellationError` included), on
+///     the operation's actor. `nil` (the default): errors are dropped.
+///   - operation: The work to run.
+/// - Returns: The task running the operation when this call runs it at once; otherwise a
+///   shared task that has already finished.
 @discardableResult
 public func debounce(
     _ duration: Duration = .seconds(1),
@@ -104,6 +155,19 @@ public func debounce(
 ///     throttle(by: .taskContext, fileID: fileID, line: line, column: column, operation: work)
 /// }
 /// ```
+///
+/// - Parameters:
+///   - duration: The window length. Defaults to 1 second.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - actorType: Where the operation runs.
+///   - option: Leading only (`.default`), leading and trailing (`.ensureLast`) or trailing
+///     only (`.trailing`).
+///   - fileID: The file ID of the call site the wrapper forwards: with `line` and `column`,
+///     the call site that groups calls when `identifier` is `nil`. Equal to the same file's
+///     `#fileID` as a `StaticString`, so both forms name one call site.
+///   - line: The call site's line, forwarded by the wrapper.
+///   - column: The call site's column, forwarded by the wrapper.
+///   - operation: The work to run.
 public func throttle(
     _ duration: Duration = .seconds(1),
     identifier: String? = nil,
@@ -131,6 +195,18 @@ public func throttle(
 ///     throttle(fileID: fileID, line: line, column: column, operation: work)
 /// }
 /// ```
+///
+/// - Parameters:
+///   - duration: The window length. Defaults to 1 second.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - option: Leading only (`.default`), leading and trailing (`.ensureLast`) or trailing
+///     only (`.trailing`).
+///   - fileID: The file ID of the call site the wrapper forwards: with `line` and `column`,
+///     the call site that groups calls when `identifier` is `nil`. Equal to the same file's
+///     `#fileID` as a `StaticString`, so both forms name one call site.
+///   - line: The call site's line, forwarded by the wrapper.
+///   - column: The call site's column, forwarded by the wrapper.
+///   - operation: The work to run, on the main actor.
 public func throttle(
     _ duration: Duration = .seconds(1),
     identifier: String? = nil,
@@ -158,6 +234,26 @@ public func throttle(
 ///     throttle(fileID: fileID, line: line, column: column, operation: work)
 /// }
 /// ```
+///
+/// - Parameters:
+///   - duration: The window length. Defaults to 1 second.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - actorType: Where the operation is called and `onError` runs. Defaults to the main
+///     actor. The operation's type here is a plain `@Sendable () async throws -> Void`, so
+///     unless it is isolated itself (a `@MainActor` function) its body runs on the generic
+///     executor (see ``ActorType``).
+///   - option: Leading only (`.default`), leading and trailing (`.ensureLast`) or trailing
+///     only (`.trailing`).
+///   - fileID: The file ID of the call site the wrapper forwards: with `line` and `column`,
+///     the call site that groups calls when `identifier` is `nil`. Equal to the same file's
+///     `#fileID` as a `StaticString`, so both forms name one call site.
+///   - line: The call site's line, forwarded by the wrapper.
+///   - column: The call site's column, forwarded by the wrapper.
+///   - onError: Called with any error the operation throws (`CancellationError` included), on
+///     the operation's actor. `nil` (the default): errors are dropped.
+///   - operation: The work to run.
+/// - Returns: The task running the operation when this call runs it at once; otherwise a
+///   shared task that has already finished.
 @discardableResult
 public func throttle(
     _ duration: Duration = .seconds(1),

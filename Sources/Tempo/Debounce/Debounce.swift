@@ -71,6 +71,19 @@ public func debounce(
 ///     debounce(.milliseconds(250)) { self.label.text = self.model.summary }
 /// }
 /// ```
+///
+/// - Parameters:
+///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - option: Trailing only (`.default`), leading and trailing (`.runFirst`) or leading only
+///     (`.leading`).
+///   - maxWait: The longest a burst waits for a run: counted from its first call, then from
+///     its latest run. `nil` (the default), zero or negative: no maximum.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     that groups calls when `identifier` is `nil`.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: The work to run, on the main actor.
 public func debounce(
     _ duration: Duration = .seconds(1),
     identifier: String? = nil,
@@ -111,6 +124,25 @@ public func debounce(
 ///     try await api.save(draft)
 /// }
 /// ```
+///
+/// - Parameters:
+///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - actorType: Where the operation runs, isolated to that actor across its `await`s.
+///     Defaults to the main actor.
+///   - option: Trailing only (`.default`), leading and trailing (`.runFirst`) or leading only
+///     (`.leading`).
+///   - maxWait: The longest a burst waits for a run: counted from its first call, then from
+///     its latest run. `nil` (the default), zero or negative: no maximum.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     that groups calls when `identifier` is `nil`.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - onError: Called with any error the operation throws (`CancellationError` included), on
+///     the operation's actor. `nil` (the default): errors are dropped.
+///   - operation: The work to run.
+/// - Returns: The task running the operation when this call runs it at once; otherwise a
+///   shared task that has already finished. Either way, not a handle on a stored call.
 @discardableResult
 public func debounce(
     _ duration: Duration = .seconds(1),

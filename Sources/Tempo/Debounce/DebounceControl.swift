@@ -10,6 +10,9 @@
 /// debounce(.seconds(1), identifier: "save") { store.save(draft) }
 /// cancelDebounce(identifier: "save")   // the user discarded the draft: don't save
 /// ```
+///
+/// - Parameter identifier: The `identifier` the group's calls pass to `debounce`. Groups keyed
+///   by call site have none, so they cannot be reached here.
 public func cancelDebounce(identifier: String) {
     TempoRegistry.current.cancelDebounce(identifier: identifier)
 }
@@ -22,6 +25,8 @@ public func cancelDebounce(identifier: String) {
 ///     flushDebounce(identifier: "save")   // save the draft now, not in a second
 /// }
 /// ```
+///
+/// - Parameter identifier: The `identifier` the group's calls pass to `debounce`.
 public func flushDebounce(identifier: String) {
     TempoRegistry.current.flushDebounce(identifier: identifier)
 }
@@ -32,6 +37,10 @@ public func flushDebounce(identifier: String) {
 /// ```swift
 /// let unsaved = pendingDebounce(identifier: "save") != nil
 /// ```
+///
+/// - Parameter identifier: The `identifier` the group's calls pass to `debounce`.
+/// - Returns: When the pending call runs and how long that is from now; `nil` when the group
+///   has no pending call (it is idle, or a `.leading` group, which never keeps one).
 public func pendingDebounce(identifier: String) -> PendingCall? {
     TempoRegistry.current.pendingDebounce(identifier: identifier)
 }
@@ -43,6 +52,8 @@ extension TempoRegistry {
     /// ```swift
     /// registry.cancelDebounce(identifier: "save")
     /// ```
+    ///
+    /// - Parameter identifier: The `identifier` the group's calls pass to `debounce`.
     public func cancelDebounce(identifier: String) {
         cancel(DebounceState<Operation>.self, .name(identifier))
     }
@@ -53,6 +64,8 @@ extension TempoRegistry {
     /// ```swift
     /// registry.flushDebounce(identifier: "save")
     /// ```
+    ///
+    /// - Parameter identifier: The `identifier` the group's calls pass to `debounce`.
     public func flushDebounce(identifier: String) {
         flush(DebounceState<Operation>.self, .name(identifier))
     }
@@ -63,6 +76,10 @@ extension TempoRegistry {
     /// ```swift
     /// let runsAt = registry.pendingDebounce(identifier: "save")?.runsAt
     /// ```
+    ///
+    /// - Parameter identifier: The `identifier` the group's calls pass to `debounce`.
+    /// - Returns: When the pending call runs and how long that is from now; `nil` when nothing
+    ///   is pending.
     public func pendingDebounce(identifier: String) -> PendingCall? {
         pending(DebounceState<Operation>.self, .name(identifier))
     }

@@ -6,6 +6,15 @@
 /// ```swift
 /// delay(.seconds(2), by: .ownedActor) { cache.trim() }
 /// ```
+///
+/// - Parameters:
+///   - duration: How long to wait. Defaults to 1 second.
+///   - actorType: Where the operation runs.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     under which ``TempoRegistry/snapshot()`` lists the pending delay.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: The work to run.
 public func delay(
     _ duration: Duration = .seconds(1),
     by actorType: ActorType,
@@ -23,6 +32,14 @@ public func delay(
 /// ```swift
 /// delay(.seconds(3)) { banner.isHidden = true }
 /// ```
+///
+/// - Parameters:
+///   - duration: How long to wait. Defaults to 1 second.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     under which ``TempoRegistry/snapshot()`` lists the pending delay.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: The work to run, on the main actor.
 public func delay(
     _ duration: Duration = .seconds(1),
     fileID: StaticString = #fileID,
@@ -49,6 +66,21 @@ public func delay(
 /// // "Undo" tapped:
 /// undo.cancel()
 /// ```
+///
+/// - Parameters:
+///   - duration: How long to wait. Defaults to 1 second.
+///   - actorType: Where the operation runs, isolated to that actor across its `await`s.
+///     Defaults to the main actor.
+///   - onError: Called with any error the operation throws (`CancellationError` included), on
+///     the operation's actor. `nil` (the default): errors are dropped.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     under which ``TempoRegistry/snapshot()`` lists the pending delay.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: The work to run.
+/// - Returns: The task that waits, then runs the operation. It finishes when the operation
+///   returns, or at once when it is cancelled before the operation starts; cancelling it while
+///   the operation runs cancels the operation, as Swift cancellation does.
 @discardableResult
 public func delay(
     _ duration: Duration = .seconds(1),

@@ -15,6 +15,8 @@
 ///   - line: The caller's line, filled in for you.
 ///   - column: The caller's column, filled in for you.
 ///   - operation: The work to run.
+/// - Returns: The task that waits, then runs the operation: it finishes when the operation
+///   returns, or, cancelled before the operation starts, without running it.
 @discardableResult
 public func execute(
     with delay: Duration = .zero,
@@ -35,6 +37,16 @@ public func execute(
 /// ```swift
 /// execute(with: .seconds(1)) { await viewModel.reload() }
 /// ```
+///
+/// - Parameters:
+///   - delay: How long to wait first. Defaults to zero: start at once.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     under which ``TempoRegistry/snapshot()`` lists the pending wait.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: The work to run, on the main actor.
+/// - Returns: The task that waits, then runs the operation: it finishes when the operation
+///   returns, or, cancelled before the operation starts, without running it.
 @discardableResult
 public func execute(
     with delay: Duration = .zero,

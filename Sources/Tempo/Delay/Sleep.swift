@@ -6,6 +6,8 @@
 /// ```swift
 /// await sleep(.milliseconds(500))
 /// ```
+///
+/// - Parameter duration: How long to wait. Defaults to 1 second.
 public func sleep(_ duration: Duration = .seconds(1)) async {
     guard duration > .zero else { return }
     let clock = TempoRegistry.current.clock

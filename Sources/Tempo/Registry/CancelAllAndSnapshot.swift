@@ -51,10 +51,18 @@ extension TempoRegistry {
 
     /// What is live in this registry now, per call site or identifier. Empty when idle.
     ///
+    /// Each entry is read under its shard's lock, with the clock read once first; shards are
+    /// read one after another, so a key that changes meanwhile in a shard not yet read shows
+    /// its new state.
+    ///
     /// ```swift
     /// print(TempoRegistry.shared.snapshot())
     /// // debounce  Search/SearchModel.swift:41:9  runs at 12.300 s (in 300.0 ms)
     /// ```
+    ///
+    /// - Returns: One entry per live key (debounce and throttle groups, pending delays, and
+    ///   `repeat`, `retry`, `timeout` and `time` calls in progress), sorted by kind and key,
+    ///   with the clock reading it was taken at.
     public func snapshot() -> TempoSnapshot {
         let now = clock.now()
         var entries: [TempoSnapshot.Entry] = []

@@ -29,18 +29,17 @@ import Synchronization
 /// ## Design
 /// The tables sit behind locks, not an actor: they are split into shards by key hash, each
 /// behind its own lock, and all the state of one key lives in one shard. A call from
-/// synchronous code (a button handler, a loop) is applied before the call returns, so calls made one after another are
-/// applied in that order, its instant is read from the clock at the call, and no `Task` is
-/// created to carry it. The per-group state machines (`DebounceState`, `ThrottleState`)
-/// decide; the registry carries out their actions outside the lock, so user code never runs
-/// while the lock is held.
+/// synchronous code (a button handler, a loop) is applied before the call returns, so calls
+/// made one after another are applied in that order, its instant is read from the clock at the
+/// call, and no `Task` is created to carry it. Each group's state machine decides under the
+/// lock; the registry carries out what it decided after the lock is released, so user code
+/// never runs while the lock is held.
 ///
 /// Each group has at most one timer. A call that moves the group's deadline later does not
 /// touch the timer: the timer fires at the old deadline, finds the new one and is re-armed to
-/// it. On an ordinary clock the timers are entries of one `TimerDriver` heap served by one
-/// runner task, so a live group costs no task.
-/// Each timer carries the generation of the group it was armed for; a timer that wakes for a
-/// group that was removed or re-armed since does nothing.
+/// it. On an ordinary clock all the registry's timers wait in one heap served by one runner
+/// task, so a live group costs no task. Each timer carries the generation of the group it was
+/// armed for; a timer that wakes for a group that was removed or re-armed since does nothing.
 public final class TempoRegistry: Sendable {
     let clock: EngineClock
     /// The tables, split by key hash so that callers on distinct keys rarely share a lock.
@@ -50,6 +49,17 @@ public final class TempoRegistry: Sendable {
     let timerCount = Atomic<Int>(0)
 
     /// A registry whose timing runs on `clock`.
+    ///
+    /// The new registry is not current anywhere yet: make it current with
+    /// ``withCurrent(isolation:_:)-(_,()->R)``, or hand it to a ``Debouncer`` or ``Throttler``
+    /// as their `registry:`. On a `TempoTesting.ManualClock` its timers fire only when the test
+    /// advances the clock.
+    ///
+    /// ```swift
+    /// let clock = ManualClock()
+    /// let registry = TempoRegistry(clock: clock)
+    /// let saver = Debouncer(.seconds(1), registry: registry)
+    /// ```
     ///
     /// - Parameter clock: Any clock measured in `Duration`. Instants are kept as offsets from
     ///   the clock's reading when the registry is made.
@@ -75,7 +85,12 @@ public final class TempoRegistry: Sendable {
         self.isShared = isShared
     }
 
-    /// The registry of the whole program, on `ContinuousClock`.
+    /// The registry of the whole program, on `ContinuousClock`: ``current`` wherever no
+    /// ``withCurrent(isolation:_:)-(_,()->R)`` scope names another.
+    ///
+    /// ```swift
+    /// print(TempoRegistry.shared.snapshot())
+    /// ```
     public static let shared = TempoRegistry(
         engineClock: EngineClock(ContinuousClock()), shardCount: defaultShardCount, isShared: true)
 
@@ -93,6 +108,10 @@ public final class TempoRegistry: Sendable {
     /// enclosing ``withCurrent(isolation:_:)-(_,()->R)`` (tasks started inside it inherit it,
     /// as they inherit any task-local value), or the registry whose timer started the operation
     /// running here; else ``shared``.
+    ///
+    /// ```swift
+    /// let liveHere = TempoRegistry.current.liveKeyCount
+    /// ```
     public static var current: TempoRegistry {
         guard othersExist.load(ordering: .relaxed) else { return shared }
         return scoped ?? shared
@@ -101,9 +120,18 @@ public final class TempoRegistry: Sendable {
     /// Runs `body` with this registry as ``current``, for the free functions it calls and the
     /// tasks they start, whatever else runs meanwhile.
     ///
+    /// The scope is a task-local binding: it ends when `body` returns, and `Task { }` started
+    /// inside it inherits it, while `Task.detached` does not.
+    ///
     /// ```swift
     /// try await TempoRegistry(clock: clock).withCurrent { try await model.search("swift") }
     /// ```
+    ///
+    /// - Parameters:
+    ///   - isolation: The actor `body` runs on: the caller's, filled in for you.
+    ///   - body: The code that sees this registry as ``current``.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws; this method throws nothing of its own.
     public func withCurrent<R>(
         isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> R
@@ -111,7 +139,20 @@ public final class TempoRegistry: Sendable {
         try await Self.$scoped.withValue(self, operation: body, isolation: isolation)
     }
 
-    /// Synchronous form of ``withCurrent(isolation:_:)-(_,()->R)``.
+    /// Synchronous form of ``withCurrent(isolation:_:)-(_,()->R)``: runs `body` at once with
+    /// this registry as ``current``.
+    ///
+    /// ```swift
+    /// let registry = TempoRegistry(clock: clock)
+    /// registry.withCurrent {
+    ///     debounce(identifier: "search", by: .taskContext) { search(text) }
+    /// }
+    /// let waiting = registry.pendingDebounce(identifier: "search") != nil   // true
+    /// ```
+    ///
+    /// - Parameter body: The code that sees this registry as ``current``.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws; this method throws nothing of its own.
     public func withCurrent<R>(_ body: () throws -> R) rethrows -> R {
         try Self.$scoped.withValue(self, operation: body)
     }
@@ -125,7 +166,17 @@ public final class TempoRegistry: Sendable {
     }
 
     /// How many keys hold live state: debounce and throttle groups, pending delays and
-    /// registered running work. Zero when the program is idle.
+    /// registered running work (a `repeat`, `retry`, `timeout` or `time` in progress). Zero
+    /// when the program is idle.
+    ///
+    /// ```swift
+    /// let registry = TempoRegistry(clock: clock)
+    /// await registry.withCurrent {
+    ///     delay(.seconds(1), by: .taskContext) { save() }
+    ///     await clock.advance(by: .seconds(1))
+    /// }
+    /// #expect(registry.liveKeyCount == 0)   // nothing left behind
+    /// ```
     public var liveKeyCount: Int {
         shards.reduce(0) { total, shard in total + shard.tables.withLock { $0.count } }
     }
@@ -135,12 +186,27 @@ public final class TempoRegistry: Sendable {
         shards.reduce(0) { total, shard in total + shard.tables.withLock { $0.capacity } }
     }
 
-    /// The time on this registry's clock, as an offset from when the registry was made.
+    /// The time on this registry's clock, as an offset from when the registry was made: the
+    /// scale of ``PendingCall/runsAt`` and of ``TempoSnapshot``'s instants.
+    ///
+    /// ```swift
+    /// if let runsAt = registry.pendingDebounce(identifier: "save")?.runsAt {
+    ///     print("saves in \(runsAt - registry.now)")
+    /// }
+    /// ```
     public var now: Duration { clock.now() }
 
     /// How many timers this registry has armed since it was made: at most one per group
     /// becoming live (plus one when a call moves a group's deadline earlier), one per `delay`.
     /// A call that is dropped or replaced arms none, so tests and benchmarks read this to check
     /// that no `Task` is made per call.
+    ///
+    /// ```swift
+    /// let registry = TempoRegistry(clock: clock)
+    /// registry.withCurrent {
+    ///     for text in ["s", "sw", "swi"] { debounce(by: .taskContext) { search(text) } }
+    /// }
+    /// #expect(registry.timersArmed == 1)   // one burst, one timer
+    /// ```
     public var timersArmed: Int { timerCount.load(ordering: .relaxed) }
 }

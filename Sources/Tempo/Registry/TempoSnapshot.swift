@@ -9,51 +9,203 @@
 /// for entry in snapshot.entries where entry.kind == .debounce { print(entry.key) }
 /// ```
 public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
-    /// The registry's clock reading when the snapshot was taken.
+    /// The registry's clock reading when the snapshot was taken: an offset like
+    /// ``TempoRegistry/now``, on the same scale as the entries' instants.
+    ///
+    /// ```swift
+    /// let snapshot = registry.snapshot()
+    /// for entry in snapshot.entries {
+    ///     if case .delay(let runsAt) = entry.state { print(runsAt - snapshot.now) }
+    /// }
+    /// ```
     public let now: Duration
-    /// One entry per live key, sorted by kind and then key.
+    /// One entry per live key, sorted by kind (its raw value) and then key.
+    ///
+    /// ```swift
+    /// let retrying = registry.snapshot().entries.filter { $0.kind == .retry }.count
+    /// ```
     public let entries: [Entry]
 
-    /// Whether nothing is live.
+    /// Whether nothing is live: the registry holds no group, no pending delay and no running
+    /// work.
+    ///
+    /// ```swift
+    /// let registry = TempoRegistry(clock: clock)
+    /// await registry.withCurrent {
+    ///     throttle(.seconds(5), by: .taskContext) { save() }
+    ///     await clock.advance(by: .seconds(5))
+    /// }
+    /// #expect(registry.snapshot().isEmpty)   // the window has closed
+    /// ```
     public var isEmpty: Bool { entries.isEmpty }
 
-    /// What kind of helper a live entry belongs to.
+    /// What kind of helper a live entry belongs to. The raw value is the name the
+    /// ``description`` prints.
+    ///
+    /// ```swift
+    /// let groups = registry.snapshot().entries.filter { $0.kind == .debounce }
+    /// ```
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        case debounce, throttle, delay, `repeat`, retry, timeout, timing
+        /// A debounce group (free `debounce` or a ``Debouncer``) with a pending call or an open
+        /// quiet window; its state is ``State/debounce(runsAt:quietUntil:)``.
+        ///
+        /// ```swift
+        /// let debouncing = registry.snapshot().entries.contains { $0.kind == .debounce }
+        /// ```
+        case debounce
+        /// A throttle group (free `throttle` or a ``Throttler``) whose window is open; its
+        /// state is ``State/throttle(windowClosesAt:trailingPending:)``.
+        ///
+        /// ```swift
+        /// let throttling = registry.snapshot().entries.contains { $0.kind == .throttle }
+        /// ```
+        case throttle
+        /// A `delay` or `execute` waiting for its time, one entry per call; its state is
+        /// ``State/delay(runsAt:)``.
+        ///
+        /// ```swift
+        /// let delays = registry.snapshot().entries.filter { $0.kind == .delay }.count
+        /// ```
+        case delay
+        /// A `repeat` loop that has not ended; its state is
+        /// ``State/repeating(runs:nextRunAt:)``.
+        ///
+        /// ```swift
+        /// let loops = registry.snapshot().entries.filter { $0.kind == .repeat }.count
+        /// ```
+        case `repeat`
+        /// A `retry` call in progress, attempting or waiting between attempts; its state is
+        /// ``State/retrying(attempt:maxAttempts:waitingUntil:)``.
+        ///
+        /// ```swift
+        /// let retries = registry.snapshot().entries.filter { $0.kind == .retry }.count
+        /// ```
+        case retry
+        /// A `timeout` call whose operation is running; its state is
+        /// ``State/timeout(deadline:)``.
+        ///
+        /// ```swift
+        /// let racing = registry.snapshot().entries.filter { $0.kind == .timeout }.count
+        /// ```
+        case timeout
+        /// A `time` or `measure` call whose operation is running; its state is
+        /// ``State/timing(startedAt:)``.
+        ///
+        /// ```swift
+        /// let timed = registry.snapshot().entries.filter { $0.kind == .timing }.count
+        /// ```
+        case timing
     }
 
-    /// What a live entry is doing.
+    /// What a live entry is doing. Instants are on the registry's clock, like
+    /// ``TempoSnapshot/now``.
+    ///
+    /// ```swift
+    /// for entry in registry.snapshot().entries {
+    ///     if case .throttle(_, trailingPending: true) = entry.state { print(entry.key) }
+    /// }
+    /// ```
     public enum State: Sendable, Hashable {
-        /// A debounce group: the pending call runs at `runsAt` (`nil`: nothing pending); after
-        /// a `.runFirst` run the group stays quiet until `quietUntil`.
+        /// A debounce group: the pending call runs at `runsAt` (`nil`: nothing pending); until
+        /// `quietUntil` (`nil`: no such window) a new call does not run at once, the window a
+        /// `.runFirst` run or a `.leading` call opens.
+        ///
+        /// ```swift
+        /// if case .debounce(let runsAt?, _) = registry.snapshot().entries.first?.state {
+        ///     print("runs at \(runsAt)")
+        /// }
+        /// ```
         case debounce(runsAt: Duration?, quietUntil: Duration?)
         /// A throttle group whose window is open until `windowClosesAt`; `trailingPending` when
         /// a trailing call waits for the window to close.
+        ///
+        /// ```swift
+        /// if case .throttle(let closesAt, _) = registry.snapshot().entries.first?.state {
+        ///     print("window closes at \(closesAt)")
+        /// }
+        /// ```
         case throttle(windowClosesAt: Duration, trailingPending: Bool)
         /// A pending `delay` or `execute`, due at `runsAt`.
+        ///
+        /// ```swift
+        /// if case .delay(let runsAt) = registry.snapshot().entries.first?.state {
+        ///     print("runs at \(runsAt)")
+        /// }
+        /// ```
         case delay(runsAt: Duration)
-        /// A running `repeat`: `runs` iterations so far, the next at `nextRunAt`.
+        /// A running `repeat`: `runs` iterations finished so far; the next starts at
+        /// `nextRunAt`, or `nil` while an iteration runs.
+        ///
+        /// ```swift
+        /// if case .repeating(let runs, _) = registry.snapshot().entries.first?.state {
+        ///     print("\(runs) runs")
+        /// }
+        /// ```
         case repeating(runs: Int, nextRunAt: Duration?)
-        /// A running `retry`: attempt `attempt` of `maxAttempts`; waiting until `waitingUntil`
-        /// between attempts.
+        /// A running `retry` allowed `maxAttempts` attempts: attempt `attempt` (1-based) is
+        /// running, or, when `waitingUntil` is set, has failed and the next starts then.
+        ///
+        /// ```swift
+        /// let state = registry.snapshot().entries.first?.state
+        /// if case .retrying(let attempt, let maxAttempts, _) = state {
+        ///     print("attempt \(attempt) of \(maxAttempts)")
+        /// }
+        /// ```
         case retrying(attempt: Int, maxAttempts: Int, waitingUntil: Duration?)
         /// A running `timeout`, expiring at `deadline`.
+        ///
+        /// ```swift
+        /// if case .timeout(let deadline) = registry.snapshot().entries.first?.state {
+        ///     print("gives up at \(deadline)")
+        /// }
+        /// ```
         case timeout(deadline: Duration)
-        /// A running `time` measurement, started at `startedAt`.
+        /// A running `time` or `measure` call, started at `startedAt`.
+        ///
+        /// ```swift
+        /// if case .timing(let start) = registry.snapshot().entries.first?.state {
+        ///     print("running for \(registry.now - start)")
+        /// }
+        /// ```
         case timing(startedAt: Duration)
     }
 
-    /// One live key.
+    /// One live key: which helper, under which name, doing what.
+    ///
+    /// ```swift
+    /// for entry in registry.snapshot().entries {
+    ///     print(entry.kind, entry.key, entry.state)
+    /// }
+    /// ```
     public struct Entry: Sendable, Hashable {
         /// The helper.
+        ///
+        /// ```swift
+        /// let kinds = Set(registry.snapshot().entries.map(\.kind))
+        /// ```
         public let kind: Kind
-        /// The identifier, or the call site as `fileID:line:column`.
+        /// The identifier, or else the call site as `fileID:line:column`; a ``Debouncer`` or
+        /// ``Throttler`` shows as `instance #n`.
+        ///
+        /// ```swift
+        /// let saving = registry.snapshot().entries.contains { $0.key == "save" }
+        /// ```
         public let key: String
         /// What it is doing.
+        ///
+        /// ```swift
+        /// let states = registry.snapshot().entries.map(\.state)
+        /// ```
         public let state: State
     }
 
-    /// One line per entry, times shown relative to ``now``.
+    /// One line per entry, `kind  key  state`, times shown as offsets with the time left from
+    /// ``now``; `(nothing live)` when empty.
+    ///
+    /// ```swift
+    /// print(registry.snapshot())
+    /// // throttle  scroll  window closes at 2.100 s (in 100.0 ms), trailing call pending
+    /// ```
     public var description: String {
         guard !entries.isEmpty else { return "(nothing live)" }
         return entries.map { entry in

@@ -85,6 +85,33 @@ public enum RepeatMode: Sendable, Hashable {
 ///     ticks.append(clock.now)
 /// }
 /// ```
+///
+/// - Parameters:
+///   - interval: The time between iterations: from one's end to the next's start with
+///     `.fixedDelay`, between starts with `.fixedRate`. Defaults to 1 second; zero or negative
+///     runs nothing.
+///   - mode: How iterations are spaced: ``RepeatMode/fixedDelay`` (the default) or
+///     ``RepeatMode/fixedRate``.
+///   - limit: How many successful iterations to run before the loop ends; `nil` (the default)
+///     repeats until the loop is stopped, zero or negative runs nothing.
+///   - startingImmediately: Whether the first iteration runs at once (`true`) or after
+///     `interval` (`false`, the default).
+///   - identifier: A name to stop the loop by with ``cancelRepeat(identifier:)``; a new loop
+///     under the same name replaces it. `nil` (the default): no name; the snapshot lists the
+///     loop under its call site.
+///   - actorType: Where each iteration runs, isolated to that actor across its `await`s.
+///     Defaults to the main actor.
+///   - onError: Called with the error of an iteration that throws (not `CancellationError`),
+///     from the loop's task, not isolated to `actorType`; the loop then ends. `nil` (the
+///     default): the loop ends silently.
+///   - clock: The clock to wait on; `nil` (the default) is the current registry's clock.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     under which ``TempoRegistry/snapshot()`` lists a loop without `identifier`.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: One iteration.
+/// - Returns: The task that runs the loop, finished once the loop has ended. Cancel it to stop
+///   the loop and cancel the running iteration.
 @discardableResult
 public func `repeat`(
     every interval: Duration = .seconds(1),
@@ -120,6 +147,10 @@ public func `repeat`(
 /// `repeat`(every: .seconds(10), identifier: "autosave") { try await document.save() }
 /// cancelRepeat(identifier: "autosave")
 /// ```
+///
+/// - Parameter identifier: The `identifier` the loop was started with.
+/// - Returns: `true` when a loop of that name was running (it is now stopped), `false` when
+///   none was.
 @discardableResult
 public func cancelRepeat(identifier: String) -> Bool {
     TempoRegistry.current.cancelRepeat(identifier: identifier)
@@ -132,6 +163,10 @@ extension TempoRegistry {
     /// ```swift
     /// TempoRegistry.shared.cancelRepeat(identifier: "heartbeat")
     /// ```
+    ///
+    /// - Parameter identifier: The `identifier` the loop was started with.
+    /// - Returns: `true` when a loop of that name was running (it is now stopped), `false` when
+    ///   none was.
     @discardableResult
     public func cancelRepeat(identifier: String) -> Bool {
         NamedRepeats.cancel(identifier, in: self)
@@ -142,6 +177,10 @@ extension TempoRegistry {
     /// ```swift
     /// if !TempoRegistry.shared.isRepeating(identifier: "heartbeat") { startHeartbeat() }
     /// ```
+    ///
+    /// - Parameter identifier: The `identifier` a loop was started with.
+    /// - Returns: `true` while a loop of that name runs: from its start until it ends or is
+    ///   stopped (a new loop of that name takes its place and keeps the answer `true`).
     public func isRepeating(identifier: String) -> Bool {
         NamedRepeats.contains(identifier, in: self)
     }

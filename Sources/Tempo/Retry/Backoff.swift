@@ -37,6 +37,9 @@ public struct RetryBackoff: Sendable, Hashable {
     /// ```swift
     /// try await retry(4, backoff: .constant(.milliseconds(250))) { try await ping() }
     /// ```
+    ///
+    /// - Parameter delay: The wait after each failure; zero or negative retries at once.
+    /// - Returns: A backoff whose every wait is `delay`, with no maximum.
     public static func constant(_ delay: Duration) -> RetryBackoff {
         RetryBackoff(initial: delay, maximum: nil, growth: .constant)
     }
@@ -48,6 +51,13 @@ public struct RetryBackoff: Sendable, Hashable {
     /// let backoff = RetryBackoff.linear(initial: .seconds(1), maximum: .seconds(5))
     /// // waits 1 s, 2 s, 3 s, 4 s, 5 s, 5 s, ...
     /// ```
+    ///
+    /// - Parameters:
+    ///   - initial: The first wait; zero or negative counts as zero.
+    ///   - increment: What each later wait adds; `nil` (the default) is `initial`. Zero or
+    ///     negative adds nothing.
+    ///   - maximum: The longest wait; `nil` (the default): no maximum.
+    /// - Returns: The linear backoff.
     public static func linear(
         initial: Duration, increment: Duration? = nil, maximum: Duration? = nil
     ) -> RetryBackoff {
@@ -62,6 +72,13 @@ public struct RetryBackoff: Sendable, Hashable {
     /// let backoff = RetryBackoff.exponential(initial: .milliseconds(100), maximum: .seconds(10))
     /// // waits 100 ms, 200 ms, 400 ms, ..., 10 s, 10 s, ...
     /// ```
+    ///
+    /// - Parameters:
+    ///   - initial: The first wait; zero or negative counts as zero.
+    ///   - multiplier: What each wait is multiplied by for the next. Defaults to 2; below 1
+    ///     (or not a number) it is 1.
+    ///   - maximum: The longest wait; `nil` (the default): no maximum.
+    /// - Returns: The exponential backoff.
     public static func exponential(
         initial: Duration, multiplier: Double = 2, maximum: Duration? = nil
     ) -> RetryBackoff {
@@ -75,6 +92,10 @@ public struct RetryBackoff: Sendable, Hashable {
     /// ```swift
     /// RetryBackoff.linear(initial: .seconds(1)).delay(forRetry: 3)  // 3 s
     /// ```
+    ///
+    /// - Parameter retry: Which retry: 1 for the wait after the first failed attempt. Values
+    ///   below 1 count as 1.
+    /// - Returns: The wait, between zero and ``maximum`` (or the largest `Duration`).
     public func delay(forRetry retry: Int) -> Duration {
         let cap = cap
         let base = max(initial, .zero)

@@ -57,6 +57,21 @@ public protocol RetryAfterProviding: Error {
 /// let clock = ManualClock()
 /// let value = try await retry(3, every: .seconds(1), clock: clock) { try await flaky() }
 /// ```
+///
+/// - Parameters:
+///   - maxAttempts: How many attempts in all, the first included. Defaults to 3.
+///   - delay: The wait after each failure that has attempts left. Defaults to 1 second.
+///   - clock: The clock to wait on; `nil` (the default) is the current registry's clock.
+///   - isolation: The actor the attempts run on: the caller's, filled in for you.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     under which ``TempoRegistry/snapshot()`` lists the retry.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: One attempt.
+/// - Returns: The value of the first attempt that succeeds.
+/// - Throws: The last attempt's error when every attempt failed; `CancellationError` when the
+///   caller is cancelled (or an attempt throws it); ``RetryError/invalidAttemptCount(_:)``
+///   when `maxAttempts` is zero or negative.
 public func retry<Value>(
     _ maxAttempts: Int = 3,
     every delay: Duration = .seconds(1),
@@ -106,6 +121,28 @@ public func retry<Value>(
 ///     try await retry(4, backoff: .linear(initial: .seconds(1)), clock: clock) { try await f() }
 /// }
 /// ```
+///
+/// - Parameters:
+///   - maxAttempts: How many attempts in all, the first included. Defaults to 3.
+///   - backoff: The wait after each failure, before jitter.
+///   - jitter: How each wait is randomised. Defaults to ``RetryJitter/none``.
+///   - random: The source `jitter` draws from, copied for this call; a seeded generator gives
+///     a reproducible schedule. Defaults to `SystemRandomNumberGenerator`.
+///   - shouldRetry: Asked, when attempts are left, whether to retry after this error; `nil`
+///     (the default) retries every error but `CancellationError`.
+///   - onRetry: Told before each wait the attempt that failed (1-based), its error and the
+///     wait chosen (zero included). `nil` (the default): nothing is told.
+///   - clock: The clock to wait on; `nil` (the default) is the current registry's clock.
+///   - isolation: The actor the attempts run on: the caller's, filled in for you.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     under which ``TempoRegistry/snapshot()`` lists the retry.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: One attempt.
+/// - Returns: The value of the first attempt that succeeds.
+/// - Throws: The last attempt's error when every attempt failed, or the error `shouldRetry`
+///   declined; `CancellationError` when the caller is cancelled (or an attempt throws it);
+///   ``RetryError/invalidAttemptCount(_:)`` when `maxAttempts` is zero or negative.
 public func retry<Value>(
     _ maxAttempts: Int = 3,
     backoff: RetryBackoff,

@@ -34,6 +34,10 @@
 /// ```
 public enum ActorType: Sendable, Hashable {
     /// The main actor. The default of the scheduling helpers, since most callers update UI.
+    ///
+    /// ```swift
+    /// debounce(.milliseconds(300), by: .mainActor) { MainActor.assertIsolated() }
+    /// ```
     case mainActor
     /// One serial actor owned by Tempo, ``TempoActor``. Operations that share it never run at
     /// the same time, and none of them blocks the main actor.
@@ -45,11 +49,20 @@ public enum ActorType: Sendable, Hashable {
     /// operation to finish (awaiting the `Task` of `execute(on: .ownedActor)` inside one, say):
     /// that one waits for its turn, which never comes. Code you mark `@TempoActor` yourself
     /// takes no turn.
+    ///
+    /// ```swift
+    /// throttle(.seconds(1), by: .ownedActor) { cache.trim() }   // off the main actor
+    /// ```
     case ownedActor
     /// The task that carries the scheduled work, with no hop to another actor. A synchronous
     /// operation whose call runs it at once (a leading call, a zero duration) runs inline, in
     /// the caller, also when the caller is an operation Tempo started; one a timer releases
     /// runs in a task of its own. An asynchronous operation runs in the task the call returned.
+    ///
+    /// ```swift
+    /// let work = execute(on: .taskContext) { await cache.warm() }
+    /// await work.value
+    /// ```
     case taskContext
 }
 
@@ -57,9 +70,19 @@ public enum ActorType: Sendable, Hashable {
 ///
 /// Tempo's `.ownedActor` operations run on it one at a time, an asynchronous one keeping its
 /// turn until it returns (see ``ActorType/ownedActor``).
+///
+/// ```swift
+/// delay(.seconds(1), by: .ownedActor) { () async in
+///     TempoActor.shared.assertIsolated()
+/// }
+/// ```
 @globalActor
 public actor TempoActor {
     /// The one instance every `.ownedActor` operation runs on.
+    ///
+    /// ```swift
+    /// execute(on: .ownedActor) { TempoActor.shared.preconditionIsolated() }
+    /// ```
     public static let shared = TempoActor()
 }
 

@@ -57,6 +57,17 @@ public func throttle(
 ///     throttle(.seconds(2)) { self.model.like() }
 /// }
 /// ```
+///
+/// - Parameters:
+///   - duration: The window length. Defaults to 1 second.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - option: Leading only (`.default`), leading and trailing (`.ensureLast`) or trailing
+///     only (`.trailing`).
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     that groups calls when `identifier` is `nil`.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: The work to run, on the main actor.
 public func throttle(
     _ duration: Duration = .seconds(1),
     identifier: String? = nil,
@@ -97,6 +108,23 @@ public func throttle(
 ///     try await feed.refresh()
 /// }
 /// ```
+///
+/// - Parameters:
+///   - duration: The window length. Defaults to 1 second.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - actorType: Where the operation runs, isolated to that actor across its `await`s.
+///     Defaults to the main actor.
+///   - option: Leading only (`.default`), leading and trailing (`.ensureLast`) or trailing
+///     only (`.trailing`).
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     that groups calls when `identifier` is `nil`.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - onError: Called with any error the operation throws (`CancellationError` included), on
+///     the operation's actor. `nil` (the default): errors are dropped.
+///   - operation: The work to run.
+/// - Returns: The task running the operation when this call runs it at once; otherwise a
+///   shared task that has already finished. Either way, not a handle on a kept call.
 @discardableResult
 public func throttle(
     _ duration: Duration = .seconds(1),

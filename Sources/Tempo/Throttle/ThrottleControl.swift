@@ -8,6 +8,9 @@
 /// ```swift
 /// cancelThrottle(identifier: "scroll")
 /// ```
+///
+/// - Parameter identifier: The `identifier` the group's calls pass to `throttle`. Groups keyed
+///   by call site have none, so they cannot be reached here.
 public func cancelThrottle(identifier: String) {
     TempoRegistry.current.cancelThrottle(identifier: identifier)
 }
@@ -18,6 +21,8 @@ public func cancelThrottle(identifier: String) {
 /// ```swift
 /// flushThrottle(identifier: "progress")   // show the final progress value now
 /// ```
+///
+/// - Parameter identifier: The `identifier` the group's calls pass to `throttle`.
 public func flushThrottle(identifier: String) {
     TempoRegistry.current.flushThrottle(identifier: identifier)
 }
@@ -28,6 +33,10 @@ public func flushThrottle(identifier: String) {
 /// ```swift
 /// if pendingThrottle(identifier: "progress") == nil { progressView.flash() }
 /// ```
+///
+/// - Parameter identifier: The `identifier` the group's calls pass to `throttle`.
+/// - Returns: When the trailing call runs (the window's end) and how long that is from now;
+///   `nil` when no trailing call waits, even while a window is open.
 public func pendingThrottle(identifier: String) -> PendingCall? {
     TempoRegistry.current.pendingThrottle(identifier: identifier)
 }
@@ -39,6 +48,8 @@ extension TempoRegistry {
     /// ```swift
     /// registry.cancelThrottle(identifier: "scroll")
     /// ```
+    ///
+    /// - Parameter identifier: The `identifier` the group's calls pass to `throttle`.
     public func cancelThrottle(identifier: String) {
         cancel(ThrottleState<Operation>.self, .name(identifier))
     }
@@ -49,6 +60,8 @@ extension TempoRegistry {
     /// ```swift
     /// registry.flushThrottle(identifier: "progress")
     /// ```
+    ///
+    /// - Parameter identifier: The `identifier` the group's calls pass to `throttle`.
     public func flushThrottle(identifier: String) {
         flush(ThrottleState<Operation>.self, .name(identifier))
     }
@@ -59,6 +72,10 @@ extension TempoRegistry {
     /// ```swift
     /// let waiting = registry.pendingThrottle(identifier: "progress") != nil
     /// ```
+    ///
+    /// - Parameter identifier: The `identifier` the group's calls pass to `throttle`.
+    /// - Returns: When the trailing call runs and how long that is from now; `nil` when none
+    ///   waits.
     public func pendingThrottle(identifier: String) -> PendingCall? {
         pending(ThrottleState<Operation>.self, .name(identifier))
     }

@@ -7,9 +7,19 @@
 public enum TimeReportStyle: Sendable, Hashable {
     /// A sentence: `[Tempo] parse completed in 12.4 ms`,
     /// `[Tempo] parse failed in 3.100 s: timedOut`.
+    ///
+    /// ```swift
+    /// let parsed = try time("parse", style: .compact) { try parser.parse(data) }
+    /// ```
     case compact
     /// Key-value fields that are easy to grep and parse:
     /// `[Tempo] label="parse" result=failure duration="3.100 s" error="timedOut"`.
+    ///
+    /// ```swift
+    /// let parsed = try time("parse", style: .verbose, report: { logger.debug($0) }) {
+    ///     try parser.parse(data)
+    /// }
+    /// ```
     case verbose
 }
 
@@ -35,6 +45,21 @@ public enum TimeReportStyle: Sendable, Hashable {
 /// ```swift
 /// time("render", clock: SuspendingClock()) { renderer.draw(scene) }
 /// ```
+///
+/// - Parameters:
+///   - label: What the report calls the operation; `nil` (the default) leaves it out.
+///   - style: The report's format: ``TimeReportStyle/compact`` (the default) or
+///     ``TimeReportStyle/verbose``.
+///   - report: Called once with the report line, after the operation returns or throws.
+///     Defaults to `print`.
+///   - clock: The clock to measure on; `nil` (the default) is the current registry's clock.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     under which ``TempoRegistry/snapshot()`` lists the call while it runs.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: The work to time.
+/// - Returns: The operation's value.
+/// - Throws: The operation's error, unchanged, after `report` has been called.
 @discardableResult
 public func time<Value>(
     _ label: String? = nil,
@@ -66,6 +91,22 @@ public func time<Value>(
 /// ```swift
 /// try await time("sync", clock: SuspendingClock()) { try await store.sync() }
 /// ```
+///
+/// - Parameters:
+///   - label: What the report calls the operation; `nil` (the default) leaves it out.
+///   - style: The report's format: ``TimeReportStyle/compact`` (the default) or
+///     ``TimeReportStyle/verbose``.
+///   - report: Called once with the report line, after the operation returns or throws.
+///     Defaults to `print`.
+///   - clock: The clock to measure on; `nil` (the default) is the current registry's clock.
+///   - isolation: The actor the operation runs on: the caller's, filled in for you.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     under which ``TempoRegistry/snapshot()`` lists the call while it runs.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: The work to time.
+/// - Returns: The operation's value.
+/// - Throws: The operation's error, unchanged, after `report` has been called.
 @discardableResult
 public func time<Value>(
     _ label: String? = nil,
@@ -91,6 +132,16 @@ public func time<Value>(
 /// let (rows, elapsed) = measure { database.allRows() }
 /// metrics.record("rows.load", elapsed)
 /// ```
+///
+/// - Parameters:
+///   - clock: The clock to measure on; `nil` (the default) is the current registry's clock.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     under which ``TempoRegistry/snapshot()`` lists the call while it runs.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: The work to time.
+/// - Returns: The operation's value and the time it took.
+/// - Throws: The operation's error, unchanged.
 public func measure<Value>(
     clock: (any Clock<Duration>)? = nil,
     fileID: StaticString = #fileID,
@@ -109,6 +160,17 @@ public func measure<Value>(
 /// let (page, elapsed) = try await measure { try await client.fetch(url) }
 /// if elapsed > .seconds(1) { log.warning("slow fetch: \(elapsed)") }
 /// ```
+///
+/// - Parameters:
+///   - clock: The clock to measure on; `nil` (the default) is the current registry's clock.
+///   - isolation: The actor the operation runs on: the caller's, filled in for you.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     under which ``TempoRegistry/snapshot()`` lists the call while it runs.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: The work to time.
+/// - Returns: The operation's value and the time it took.
+/// - Throws: The operation's error, unchanged.
 public func measure<Value>(
     clock: (any Clock<Duration>)? = nil,
     isolation: isolated (any Actor)? = #isolation,

@@ -42,6 +42,19 @@ public enum TimeoutError: Error, Equatable, Hashable, Sendable {
 /// await clock.waitForSleepers(1)
 /// await clock.advance(by: .seconds(1))  // task throws TimeoutError.timedOut(.seconds(1))
 /// ```
+///
+/// - Parameters:
+///   - duration: The time limit, from the call.
+///   - clock: The clock to measure on; `nil` (the default) is the current registry's clock.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     under which ``TempoRegistry/snapshot()`` lists the timeout.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: The work to race against the clock, in a child task.
+/// - Returns: The operation's value, when it finishes first.
+/// - Throws: ``TimeoutError/timedOut(_:)`` carrying `duration` when the time runs out first
+///   (at once for zero or less); the operation's own error when it fails first;
+///   `CancellationError` when the caller is cancelled.
 public func timeout<Value: Sendable>(
     _ duration: Duration,
     clock: (any Clock<Duration>)? = nil,
@@ -67,6 +80,20 @@ public func timeout<Value: Sendable>(
 /// let token = try await timeout(at: deadline) { try await auth.login() }
 /// let feed = try await timeout(at: deadline) { try await api.feed(token) }
 /// ```
+///
+/// - Parameters:
+///   - deadline: The instant of `clock` by which the operation must finish.
+///   - clock: The clock `deadline` belongs to, and the one waited on. Defaults to
+///     `ContinuousClock`, whatever registry is current.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     under which ``TempoRegistry/snapshot()`` lists the timeout.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: The work to race against the clock, in a child task.
+/// - Returns: The operation's value, when it finishes first.
+/// - Throws: ``TimeoutError/timedOut(_:)`` carrying the time from the call to `deadline` when
+///   the deadline comes first (at once when it has already passed); the operation's own error
+///   when it fails first; `CancellationError` when the caller is cancelled.
 public func timeout<C: Clock, Value: Sendable>(
     at deadline: C.Instant,
     clock: C = ContinuousClock(),
