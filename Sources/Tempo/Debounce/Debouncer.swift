@@ -85,6 +85,8 @@ public final class Debouncer: Sendable {
     /// let debouncer = Debouncer(.milliseconds(300), by: .ownedActor)
     /// debouncer { index.rebuild() }
     /// ```
+    ///
+    /// - Parameter operation: The work to run, on ``actorType``.
     public func callAsFunction(_ operation: @escaping @Sendable () -> Void) {
         registry.debounce(
             key, duration: duration, option: option, maxWait: maxWait,
@@ -98,6 +100,8 @@ public final class Debouncer: Sendable {
     ///     debouncer.onMainActor { self.summary.text = self.model.summary }
     /// }
     /// ```
+    ///
+    /// - Parameter operation: The work to run, on the main actor.
     public func onMainActor(_ operation: @escaping @MainActor @Sendable () -> Void) {
         registry.debounce(
             key, duration: duration, option: option, maxWait: maxWait,
@@ -120,6 +124,14 @@ public final class Debouncer: Sendable {
     /// ```swift
     /// saver(onError: { log($0) }) { try await api.save(draft) }
     /// ```
+    ///
+    /// - Parameters:
+    ///   - onError: Called with any error the operation throws (`CancellationError` included),
+    ///     on the operation's actor, before the run counts as finished; `nil` (the default):
+    ///     errors are dropped.
+    ///   - operation: The work to run, isolated to ``actorType`` across its `await`s.
+    /// - Returns: The task that runs the operation if this call is the one that runs: it
+    ///   finishes at once when a newer call replaces this one, or after the operation (and `onError`) when this call is the one that runs.
     @discardableResult
     public func callAsFunction(
         @_inheritActorContext onError: (

@@ -92,8 +92,9 @@ public enum RepeatMode: Sendable, Hashable {
 ///     runs nothing.
 ///   - mode: How iterations are spaced: ``RepeatMode/fixedDelay`` (the default) or
 ///     ``RepeatMode/fixedRate``.
-///   - limit: How many successful iterations to run before the loop ends; `nil` (the default)
-///     repeats until the loop is stopped, zero or negative runs nothing.
+///   - limit: How many iterations to run before the loop ends (with `afterError: .keepGoing`
+///     a failed one counts too); `nil` (the default) repeats until the loop is stopped, zero or
+///     negative runs nothing.
 ///   - startingImmediately: Whether the first iteration runs at once (`true`) or after
 ///     `interval` (`false`, the default).
 ///   - identifier: A name to stop the loop by with ``cancelRepeat(identifier:)``; a new loop
@@ -102,8 +103,10 @@ public enum RepeatMode: Sendable, Hashable {
 ///   - actorType: Where each iteration runs, isolated to that actor across its `await`s.
 ///     Defaults to the main actor.
 ///   - onError: Called with the error of an iteration that throws (not `CancellationError`),
-///     from the loop's task, not isolated to `actorType`; the loop then ends. `nil` (the
-///     default): the loop ends silently.
+///     on the iteration's actor and awaited before the loop goes on or ends; a handler written
+///     in main-actor code runs on the main actor. `nil` (the default): errors are not reported.
+///   - afterError: What the loop does after an iteration throws: ``RepeatErrorPolicy/stop``
+///     (the default) ends it, ``RepeatErrorPolicy/keepGoing`` goes on with the next tick.
 ///   - clock: The clock to wait on; `nil` (the default) is the current registry's clock.
 ///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
 ///     under which ``TempoRegistry/snapshot()`` lists a loop without `identifier`.

@@ -74,6 +74,8 @@ public final class Throttler: Sendable {
     /// let throttler = Throttler(.milliseconds(100), by: .ownedActor)
     /// throttler { metrics.flush() }
     /// ```
+    ///
+    /// - Parameter operation: The work to run, on ``actorType``.
     public func callAsFunction(_ operation: @escaping @Sendable () -> Void) {
         registry.throttle(
             key, duration: duration, option: option,
@@ -87,6 +89,8 @@ public final class Throttler: Sendable {
     ///     likeThrottler.onMainActor { self.model.like() }
     /// }
     /// ```
+    ///
+    /// - Parameter operation: The work to run, on the main actor.
     public func onMainActor(_ operation: @escaping @MainActor @Sendable () -> Void) {
         registry.throttle(
             key, duration: duration, option: option,
@@ -109,6 +113,14 @@ public final class Throttler: Sendable {
     /// ```swift
     /// refresher(onError: { log($0) }) { try await feed.refresh() }
     /// ```
+    ///
+    /// - Parameters:
+    ///   - onError: Called with any error the operation throws (`CancellationError` included),
+    ///     on the operation's actor, before the run counts as finished; `nil` (the default):
+    ///     errors are dropped.
+    ///   - operation: The work to run, isolated to ``actorType`` across its `await`s.
+    /// - Returns: The task that runs the operation if this call is the one that runs: it
+    ///   finishes at once when the call is dropped, or after the operation (and `onError`) when this call is one that runs.
     @discardableResult
     public func callAsFunction(
         @_inheritActorContext onError: (
