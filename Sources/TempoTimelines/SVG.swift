@@ -257,9 +257,20 @@ enum SVG {
 
     /// `text` broken into lines at spaces, each at most `width` wide.
     private static func wrap(_ text: String, size: Int, width: Int) -> [String] {
+        // A number keeps its unit on its line: `300 ms`, not `300` and `ms` on the next.
+        var words: [String] = []
+        for word in text.split(separator: " ").map(String.init) {
+            if let last = words.last, last.allSatisfy({ $0.isNumber || $0 == "." }),
+                word.hasPrefix("ms") || word.hasPrefix("s")
+            {
+                words[words.count - 1] += "\u{00A0}" + word
+            } else {
+                words.append(word)
+            }
+        }
         var lines: [String] = []
         var line = ""
-        for word in text.split(separator: " ") {
+        for word in words {
             let candidate = line.isEmpty ? String(word) : line + " " + word
             if !line.isEmpty && textWidth(candidate, size: size) > width {
                 lines.append(line)
