@@ -185,7 +185,7 @@ func retryTimeline() async -> Timeline {
                 }),
         ],
         legend: [
-            (.failure, "attempt that failed"), (.wait, "wait (backoff)"),
-            (.work, "attempt that succeeded"),
+            (.failure, "failed attempt"), (.wait, "wait (backoff)"),
+            (.work, "successful attempt"),
         ])
 }
