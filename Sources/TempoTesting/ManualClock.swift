@@ -33,7 +33,9 @@ import Tempo
 /// ``waitForSleepers(_:)`` before each advance:
 ///
 /// ```swift
-/// let call = Task { try await retry(3, every: .seconds(1), clock: clock) { try await api.ping() } }
+/// let call = Task {
+///     try await retry(3, every: .seconds(1), clock: clock) { try await api.ping() }
+/// }
 /// await clock.waitForSleepers(1)      // the first attempt failed; the retry waits
 /// await clock.advance(by: .seconds(1))
 /// ```

@@ -105,7 +105,7 @@ func repeatTimeline(_ mode: RepeatMode) async -> Timeline {
         subtitle: fixedRate
             ? "every 1 s, 5 times, the third run takes 1.4 s: runs start on the 1 s grid; a tick that comes during a run is skipped"
             : "every 1 s, 5 times, the third run takes 1.4 s: each wait of 1 s starts when the previous run ends",
-        tick: 250, labelEvery: 4, pixelsPerTick: 30, end: end,
+        tick: 250, labelEvery: 4, end: end,
         rows: [
             Row(name: "starts", items: dueMarks + skipped),
             Row(name: "waits", items: waits),
@@ -169,7 +169,7 @@ func retryTimeline() async -> Timeline {
         title: "retry · exponential backoff",
         subtitle:
             "5 attempts of 100 ms, the first four fail; waits from 200 ms, doubling, at most 1 s",
-        tick: 100, labelEvery: 5, pixelsPerTick: 30, end: end,
+        tick: 100, labelEvery: 5, end: end,
         rows: [
             Row(
                 name: "attempts",
@@ -185,7 +185,7 @@ func retryTimeline() async -> Timeline {
                 }),
         ],
         legend: [
-            (.failure, "attempt that failed"), (.wait, "wait (backoff)"),
-            (.work, "attempt that succeeded"),
+            (.failure, "failed attempt"), (.wait, "wait (backoff)"),
+            (.work, "successful attempt"),
         ])
 }

@@ -1,50 +1,64 @@
 /// Draws a ``Timeline`` as an SVG document.
 ///
-/// The output depends only on the timeline: integer coordinates, a fixed element order and no
-/// dates or random identifiers, so the same run draws the same bytes every time.
+/// Every picture is `width` pixels wide, whatever its length in time: the axis stretches to
+/// fill the frame. That width is chosen for the two places DocC shows a picture: in the
+/// 820 px text column it is drawn at its own size, so the text is the size written here
+/// (12 px at least); on a phone the column is about 360 px and the picture is scaled to
+/// about 0.7, where the text is still 8.5 to 11 px. DocC has no variant of an image per screen
+/// width (only per appearance and display scale), so one picture serves both.
+///
+/// The output depends only on the timeline and the palette: integer coordinates, a fixed
+/// element order and no dates or random identifiers, so the same run draws the same bytes
+/// every time.
 enum SVG {
-    private static let left = 88
-    private static let right = 28
-    private static let firstRow = 84
-    private static let rowGap = 46
-    private static let radius = 11
+    static let width = 520
+    private static let pad = 16
+    private static let right = 18
+    private static let rowGap = 50
+    private static let radius = 10
     private static let font =
         "font-family=\"-apple-system, BlinkMacSystemFont, 'Helvetica Neue', Helvetica, Arial, sans-serif\""
     private static let mono =
         "font-family=\"ui-monospace, SFMono-Regular, Menlo, Consolas, monospace\""
 
-    private static let ink = "#1f2328"
-    private static let muted = "#656d76"
-    private static let faint = "#9aa4ae"
-    private static let accent = "#0969da"
-    private static let windowFill = "#dbe9fb"
-    private static let pendingFill = "#f2c14e"
-    private static let waitFill = "#eef1f4"
-    private static let failureFill = "#cf3a3a"
-
-    static func render(_ timeline: Timeline) -> String {
-        let width = max(
-            x(timeline.end, timeline) + right, textWidth(timeline.subtitle, size: 12) + 40,
-            textWidth(timeline.title, size: 15) + 40)
-        let axisY = firstRow + (timeline.rows.count - 1) * rowGap + 34
-        // The legend wraps onto as many lines as the width needs.
-        var legendItems: [(style: Style, text: String, x: Int, y: Int)] = []
-        var legendX = left
-        var legendY = axisY + 40
-        for (style, text) in timeline.legend {
-            let itemWidth = 22 + textWidth(text, size: 12)
-            if legendX > left && legendX + itemWidth > width - right {
-                legendX = left
-                legendY += 24
-            }
-            legendItems.append((style, text, legendX, legendY))
-            legendX += itemWidth + 22
-        }
-        let height = legendY + 22
+    static func render(_ timeline: Timeline, _ p: Palette) -> String {
         var out: [String] = []
+        // The title and the subtitle wrap to the width.
+        let titleLines = wrap(timeline.title, size: 16, width: width - 2 * pad)
+        let subtitleLines = wrap(timeline.subtitle, size: 13, width: width - 2 * pad)
+        var y = pad + 14
+        var header: [String] = []
+        for line in titleLines {
+            header.append(
+                "<text x=\"\(pad)\" y=\"\(y)\" \(font) font-size=\"16\" font-weight=\"600\" "
+                    + "fill=\"\(p.ink)\">\(escape(line))</text>")
+            y += 21
+        }
+        y += 1
+        for line in subtitleLines {
+            header.append(
+                "<text x=\"\(pad)\" y=\"\(y)\" \(font) font-size=\"13\" fill=\"\(p.muted)\">"
+                    + "\(escape(line))</text>")
+            y += 18
+        }
+        // The rows, with room above each for the labels of short waits.
+        let left = pad + timeline.rows.map { textWidth($0.name, size: 13) }.max()! + 14
+        let geometry = Geometry(left: left, end: timeline.end)
+        let firstRow = y + 26
+        let rowY = { (row: Int) in firstRow + row * rowGap }
+        let axisY = rowY(timeline.rows.count - 1) + 30
+
+        // The legend, on as few lines as fit, balanced so that no line holds a lone item.
+        let items = timeline.legend.map {
+            (style: $0.0, text: $0.1, width: 24 + textWidth($0.1, size: 13))
+        }
+        let legendLines = balance(items.map(\.width), gap: 20, width: width - 2 * pad)
+        let legendTop = axisY + 46
+        let height = legendTop + (legendLines.count - 1) * 24 + 20
+
         out.append(
             // The root's id comes first: DocC records a file's first id as the image's SVG id.
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"\(timeline.name)\" "
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"\(timeline.name)\(p.suffix)\" "
                 + "width=\"\(width)\" height=\"\(height)\" "
                 + "viewBox=\"0 0 \(width) \(height)\" role=\"img\" "
                 + "aria-labelledby=\"title desc\">")
@@ -52,182 +66,252 @@ enum SVG {
         out.append("<desc id=\"desc\">\(escape(description(timeline)))</desc>")
         out.append(
             "<rect x=\"0.5\" y=\"0.5\" width=\"\(width - 1)\" height=\"\(height - 1)\" rx=\"8\" "
-                + "fill=\"#ffffff\" stroke=\"#d0d7de\"/>")
-        out.append(
-            "<text x=\"16\" y=\"26\" \(font) font-size=\"15\" font-weight=\"600\" "
-                + "fill=\"\(ink)\">\(escape(timeline.title))</text>")
-        out.append(
-            "<text x=\"16\" y=\"46\" \(font) font-size=\"12\" fill=\"\(muted)\">"
-                + "\(escape(timeline.subtitle))</text>")
+                + "fill=\"\(p.background)\" stroke=\"\(p.border)\"/>")
+        out.append(contentsOf: header)
 
         // Grid lines first, so everything else sits on top of them.
+        let axisEnd = geometry.x(timeline.end)
         var ms = 0
         var index = 0
         while ms <= timeline.end {
             if index % timeline.labelEvery == 0 {
-                let gx = x(ms, timeline)
+                let gx = geometry.x(ms)
                 out.append(
-                    "<line x1=\"\(gx)\" y1=\"\(firstRow - 22)\" x2=\"\(gx)\" y2=\"\(axisY)\" "
-                        + "stroke=\"#eaeef2\"/>")
+                    "<line x1=\"\(gx)\" y1=\"\(firstRow - 24)\" x2=\"\(gx)\" y2=\"\(axisY)\" "
+                        + "stroke=\"\(p.grid)\"/>")
             }
             ms += timeline.tick
             index += 1
         }
-
         for (row, entry) in timeline.rows.enumerated() {
-            let y = rowY(row)
             out.append(
-                "<text x=\"\(left - 14)\" y=\"\(y + 4)\" text-anchor=\"end\" \(font) "
-                    + "font-size=\"12\" fill=\"\(muted)\">\(escape(entry.name))</text>")
+                "<text x=\"\(left - 14)\" y=\"\(rowY(row) + 5)\" text-anchor=\"end\" \(font) "
+                    + "font-size=\"13\" fill=\"\(p.ink)\">\(escape(entry.name))</text>")
             out.append(
-                "<line x1=\"\(left)\" y1=\"\(y)\" x2=\"\(x(timeline.end, timeline))\" y2=\"\(y)\" "
-                    + "stroke=\"#d8dee4\"/>")
+                "<line x1=\"\(left)\" y1=\"\(rowY(row))\" x2=\"\(axisEnd)\" y2=\"\(rowY(row))\" "
+                    + "stroke=\"\(p.rowLine)\"/>")
         }
-
         for link in timeline.links {
-            let x1 = x(link.fromTime, timeline)
-            let x2 = x(link.toTime, timeline)
             let down = link.toRow > link.fromRow
             let y1 = rowY(link.fromRow) + (down ? radius : -radius)
             let y2 = rowY(link.toRow) + (down ? -radius : radius)
             out.append(
-                "<line x1=\"\(x1)\" y1=\"\(y1)\" x2=\"\(x2)\" y2=\"\(y2)\" stroke=\"\(faint)\" "
+                "<line x1=\"\(geometry.x(link.fromTime))\" y1=\"\(y1)\" "
+                    + "x2=\"\(geometry.x(link.toTime))\" y2=\"\(y2)\" stroke=\"\(p.link)\" "
                     + "stroke-width=\"1.5\" stroke-dasharray=\"3 3\"/>")
         }
-
         for (row, entry) in timeline.rows.enumerated() {
-            let y = rowY(row)
             // Spans under marks, so a mark at the edge of a span stays readable.
             for item in entry.items {
                 if case .span(let from, let to, let label, let style) = item {
-                    out.append(contentsOf: span(from, to, label, style, y, timeline))
+                    out.append(
+                        contentsOf: span(
+                            geometry.x(from), max(geometry.x(to), geometry.x(from) + 2), label,
+                            style, rowY(row), p))
                 }
             }
             for item in entry.items {
                 if case .mark(let at, let label, let style) = item {
-                    out.append(contentsOf: mark(x(at, timeline), y, label, style))
+                    out.append(contentsOf: mark(geometry.x(at), rowY(row), label, style, p))
                 }
             }
         }
 
         out.append(
-            "<line x1=\"\(left)\" y1=\"\(axisY)\" x2=\"\(x(timeline.end, timeline))\" "
-                + "y2=\"\(axisY)\" stroke=\"\(muted)\"/>")
+            "<line x1=\"\(left)\" y1=\"\(axisY)\" x2=\"\(axisEnd)\" y2=\"\(axisY)\" "
+                + "stroke=\"\(p.muted)\"/>")
         ms = 0
         index = 0
         while ms <= timeline.end {
-            let tx = x(ms, timeline)
+            let tx = geometry.x(ms)
             let labelled = index % timeline.labelEvery == 0
             out.append(
                 "<line x1=\"\(tx)\" y1=\"\(axisY)\" x2=\"\(tx)\" y2=\"\(axisY + (labelled ? 6 : 3))\" "
-                    + "stroke=\"\(muted)\"/>")
+                    + "stroke=\"\(p.muted)\"/>")
             if labelled {
+                // The last label ends at the frame's edge rather than past it.
+                let last = ms + timeline.tick > timeline.end
+                let anchor = ms == 0 ? "start" : (last ? "end" : "middle")
+                let lx = ms == 0 ? tx - 4 : (anchor == "end" ? tx + 4 : tx)
                 out.append(
-                    "<text x=\"\(tx)\" y=\"\(axisY + 20)\" text-anchor=\"middle\" \(font) "
-                        + "font-size=\"11\" fill=\"\(muted)\">\(timeLabel(ms))</text>")
+                    "<text x=\"\(lx)\" y=\"\(axisY + 21)\" text-anchor=\"\(anchor)\" \(font) "
+                        + "font-size=\"12\" fill=\"\(p.muted)\">\(timeLabel(ms))</text>")
             }
             ms += timeline.tick
             index += 1
         }
 
-        for item in legendItems {
-            out.append(contentsOf: swatch(item.style, item.x + 8, item.y))
-            out.append(
-                "<text x=\"\(item.x + 22)\" y=\"\(item.y + 4)\" \(font) font-size=\"12\" "
-                    + "fill=\"\(muted)\">\(escape(item.text))</text>")
+        var first = 0
+        for (line, count) in legendLines.enumerated() {
+            var lx = pad
+            let ly = legendTop + line * 24
+            for item in items[first..<(first + count)] {
+                out.append(contentsOf: swatch(item.style, lx + 8, ly, p))
+                out.append(
+                    "<text x=\"\(lx + 22)\" y=\"\(ly + 5)\" \(font) font-size=\"13\" "
+                        + "fill=\"\(p.ink)\">\(escape(item.text))</text>")
+                lx += item.width + 20
+            }
+            first += count
         }
 
         out.append("</svg>")
         return out.joined(separator: "\n") + "\n"
     }
 
+    /// Milliseconds to pixels: the axis runs from `left` to the right edge of the frame.
+    private struct Geometry {
+        var left: Int
+        var end: Int
+        func x(_ ms: Int) -> Int { left + ms * (SVG.width - SVG.right - left) / max(end, 1) }
+    }
+
     // MARK: - Pieces
 
-    private static func mark(_ cx: Int, _ cy: Int, _ label: String, _ style: Style) -> [String] {
+    private static func mark(
+        _ cx: Int, _ cy: Int, _ label: String, _ style: Style, _ p: Palette
+    ) -> [String] {
         let (fill, stroke, text, dash): (String, String, String, String) =
             switch style {
-            case .call: ("#ffffff", accent, accent, "")
-            case .droppedCall: ("#ffffff", faint, faint, " stroke-dasharray=\"3 2\"")
-            case .run: (accent, accent, "#ffffff", "")
-            case .failure: (failureFill, failureFill, "#ffffff", "")
-            case .window, .pending, .wait, .work: (windowFill, accent, ink, "")
+            case .call: (p.background, p.accent, p.accent, "")
+            case .droppedCall: (p.background, p.dropped, p.dropped, " stroke-dasharray=\"3 2\"")
+            case .run: (p.accent, p.accent, p.onAccent, "")
+            case .failure: (p.failure, p.failure, p.onAccent, "")
+            case .window, .pending, .wait, .work: (p.windowFill, p.accent, p.ink, "")
             }
         return [
             "<circle cx=\"\(cx)\" cy=\"\(cy)\" r=\"\(radius)\" fill=\"\(fill)\" stroke=\"\(stroke)\" "
                 + "stroke-width=\"1.5\"\(dash)/>",
-            "<text x=\"\(cx)\" y=\"\(cy + 4)\" text-anchor=\"middle\" \(mono) font-size=\"12\" "
+            "<text x=\"\(cx)\" y=\"\(cy + 4)\" text-anchor=\"middle\" \(mono) font-size=\"13\" "
                 + "font-weight=\"600\" fill=\"\(text)\">\(escape(label))</text>",
         ]
     }
 
     private static func span(
-        _ from: Int, _ to: Int, _ label: String, _ style: Style, _ y: Int, _ timeline: Timeline
+        _ x1: Int, _ x2: Int, _ label: String, _ style: Style, _ y: Int, _ p: Palette
     ) -> [String] {
-        let x1 = x(from, timeline)
-        let x2 = max(x(to, timeline), x1 + 2)
         let (fill, stroke, text): (String, String, String) =
             switch style {
-            case .window: (windowFill, "#9ec5f4", ink)
-            case .pending: (pendingFill, "#c9961f", ink)
-            case .wait: (waitFill, "#c4ccd4", muted)
-            case .run, .call, .work: (accent, accent, "#ffffff")
-            case .failure: (failureFill, failureFill, "#ffffff")
-            case .droppedCall: ("#ffffff", faint, faint)
+            case .window: (p.windowFill, p.windowStroke, p.ink)
+            case .pending: (p.pendingFill, p.pendingStroke, p.onPending)
+            case .wait: (p.waitFill, p.waitStroke, p.ink)
+            case .run, .call, .work: (p.accent, p.accent, p.onAccent)
+            case .failure: (p.failure, p.failure, p.onAccent)
+            case .droppedCall: (p.background, p.dropped, p.dropped)
             }
         let dash = style == .wait ? " stroke-dasharray=\"4 3\"" : ""
         var parts = [
             "<rect x=\"\(x1)\" y=\"\(y - 9)\" width=\"\(x2 - x1)\" height=\"18\" rx=\"4\" "
                 + "fill=\"\(fill)\" stroke=\"\(stroke)\"\(dash)/>"
         ]
-        // A label that does not fit is left out: the legend names the colour.
-        if !label.isEmpty && textWidth(label, size: 11) + 10 <= x2 - x1 {
+        guard !label.isEmpty else { return parts }
+        if textWidth(label, size: 12) + 8 <= x2 - x1 {
             parts.append(
                 "<text x=\"\((x1 + x2) / 2)\" y=\"\(y + 4)\" text-anchor=\"middle\" \(font) "
-                    + "font-size=\"11\" fill=\"\(text)\">\(escape(label))</text>")
+                    + "font-size=\"12\" fill=\"\(text)\">\(escape(label))</text>")
+        } else if style == .wait {
+            // A wait too short for its length: the length goes above it, where rows leave room.
+            parts.append(
+                "<text x=\"\((x1 + x2) / 2)\" y=\"\(y - 14)\" text-anchor=\"middle\" \(font) "
+                    + "font-size=\"12\" fill=\"\(p.muted)\">\(escape(label))</text>")
         }
+        // Any other label that does not fit is left out: the legend names the colour.
         return parts
     }
 
-    private static func swatch(_ style: Style, _ cx: Int, _ cy: Int) -> [String] {
+    private static func swatch(_ style: Style, _ cx: Int, _ cy: Int, _ p: Palette) -> [String] {
         switch style {
         case .call, .droppedCall, .run:
             let (fill, stroke, dash) =
                 switch style {
-                case .call: ("#ffffff", accent, "")
-                case .droppedCall: ("#ffffff", faint, " stroke-dasharray=\"3 2\"")
-                default: (accent, accent, "")
+                case .call: (p.background, p.accent, "")
+                case .droppedCall: (p.background, p.dropped, " stroke-dasharray=\"3 2\"")
+                default: (p.accent, p.accent, "")
                 }
             return [
-                "<circle cx=\"\(cx)\" cy=\"\(cy)\" r=\"6\" fill=\"\(fill)\" stroke=\"\(stroke)\" "
+                "<circle cx=\"\(cx)\" cy=\"\(cy)\" r=\"7\" fill=\"\(fill)\" stroke=\"\(stroke)\" "
                     + "stroke-width=\"1.5\"\(dash)/>"
             ]
         case .window, .pending, .wait, .failure, .work:
             let (fill, stroke) =
                 switch style {
-                case .window: (windowFill, "#9ec5f4")
-                case .pending: (pendingFill, "#c9961f")
-                case .wait: (waitFill, "#c4ccd4")
-                case .work: (accent, accent)
-                default: (failureFill, failureFill)
+                case .window: (p.windowFill, p.windowStroke)
+                case .pending: (p.pendingFill, p.pendingStroke)
+                case .wait: (p.waitFill, p.waitStroke)
+                case .work: (p.accent, p.accent)
+                default: (p.failure, p.failure)
                 }
             return [
-                "<rect x=\"\(cx - 8)\" y=\"\(cy - 6)\" width=\"16\" height=\"12\" rx=\"3\" "
+                "<rect x=\"\(cx - 8)\" y=\"\(cy - 7)\" width=\"16\" height=\"14\" rx=\"3\" "
                     + "fill=\"\(fill)\" stroke=\"\(stroke)\"/>"
             ]
         }
     }
 
-    // MARK: - Geometry and text
-
-    private static func x(_ ms: Int, _ timeline: Timeline) -> Int {
-        left + ms * timeline.pixelsPerTick / timeline.tick
-    }
-
-    private static func rowY(_ row: Int) -> Int { firstRow + row * rowGap }
+    // MARK: - Text
 
     /// A rough width for laying out text: wide enough for the fonts above.
     private static func textWidth(_ text: String, size: Int) -> Int {
-        text.count * size * 62 / 100
+        text.count * size * 55 / 100
+    }
+
+    /// `text` broken into lines at spaces, each at most `width` wide.
+    private static func wrap(_ text: String, size: Int, width: Int) -> [String] {
+        // A number keeps its unit on its line: `300 ms`, not `300` and `ms` on the next.
+        var words: [String] = []
+        for word in text.split(separator: " ").map(String.init) {
+            if let last = words.last, last.allSatisfy({ $0.isNumber || $0 == "." }),
+                word.hasPrefix("ms") || word.hasPrefix("s")
+            {
+                words[words.count - 1] += "\u{00A0}" + word
+            } else {
+                words.append(word)
+            }
+        }
+        var lines: [String] = []
+        var line = ""
+        for word in words {
+            let candidate = line.isEmpty ? String(word) : line + " " + word
+            if !line.isEmpty && textWidth(candidate, size: size) > width {
+                lines.append(line)
+                line = String(word)
+            } else {
+                line = candidate
+            }
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
+    }
+
+    /// How many legend items go on each line: as few lines as the widths need, and of those
+    /// splits the one whose longest line is shortest, so the items spread evenly.
+    private static func balance(_ widths: [Int], gap: Int, width: Int) -> [Int] {
+        func lineWidth(_ range: Range<Int>) -> Int {
+            widths[range].reduce(0, +) + gap * (range.count - 1)
+        }
+        for lines in 1...max(widths.count, 1) {
+            // Every way to cut the items into `lines` consecutive groups (there are few items).
+            var best: (longest: Int, counts: [Int])? = nil
+            func split(_ start: Int, _ left: Int, _ counts: [Int], _ longest: Int) {
+                if left == 1 {
+                    let last = lineWidth(start..<widths.count)
+                    let total = max(longest, last)
+                    if last <= width, total < best?.longest ?? Int.max {
+                        best = (total, counts + [widths.count - start])
+                    }
+                    return
+                }
+                guard start + left <= widths.count else { return }
+                for end in (start + 1)...(widths.count - left + 1) {
+                    let w = lineWidth(start..<end)
+                    if w > width { break }
+                    split(end, left - 1, counts + [end - start], max(longest, w))
+                }
+            }
+            split(0, lines, [], 0)
+            if let best { return best.counts }
+        }
+        return widths.map { _ in 1 }
     }
 
     /// `0`, `500 ms`, `1 s`, `1.5 s`, `12 s`.

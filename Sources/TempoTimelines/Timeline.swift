@@ -13,8 +13,6 @@ struct Timeline {
     var tick: Int
     /// The axis labels are written every `labelEvery` ticks.
     var labelEvery: Int
-    /// The width of one tick on the page.
-    var pixelsPerTick = 40
     /// The end of the axis, in milliseconds.
     var end: Int
     /// The rows, top to bottom.

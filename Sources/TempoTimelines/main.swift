@@ -1,6 +1,7 @@
 // Draws the timelines of the documentation from real runs of Tempo on a manual clock.
 //
 //     swift run TempoTimelines            writes Docs/Tempo.docc/Resources/timeline-*.svg
+//                                         (each also as timeline-*~dark.svg)
 //     swift run TempoTimelines --check    exits 1 when a committed image differs from what the
 //                                         code draws now (or is missing, or is left over)
 //     swift run TempoTimelines --output DIR   writes (or checks) DIR instead
@@ -41,7 +42,12 @@ while let argument = arguments.popFirst() {
 }
 
 let timelines = await allTimelines()
-let drawn = timelines.map { ("\($0.name).svg", Array(SVG.render($0).utf8)) }
+// Each timeline twice: for the light appearance, and `~dark` for the dark one.
+let drawn = timelines.flatMap { timeline in
+    [Palette.light, Palette.dark].map {
+        ("\(timeline.name)\($0.suffix).svg", Array(SVG.render(timeline, $0).utf8))
+    }
+}
 
 if check {
     var problems: [String] = []

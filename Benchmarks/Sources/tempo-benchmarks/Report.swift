@@ -48,16 +48,34 @@ struct Report: Sendable {
             "Tempo benchmarks: \(mode) run, \(repetitions) repetitions per row "
                 + "(memory rows: fresh processes), \(cores) cores\(load)")
         lines.append("")
-        lines.append("| section | measurement | median | min | max | unit | × floor |")
-        lines.append("| --- | --- | ---: | ---: | ---: | --- | ---: |")
-        for row in rows {
-            let ratio = row.ratioToFloor.map { format($0, digits: 2) + "×" } ?? ""
+        // One table per section, so that each fits the documentation's text column: the
+        // `× floor` column only where a section has ratios, next to the median it divides.
+        var sections: [String] = []
+        for row in rows where !sections.contains(row.section) { sections.append(row.section) }
+        for section in sections {
+            let sectionRows = rows.filter { $0.section == section }
+            let ratios = sectionRows.contains { $0.ratioToFloor != nil }
+            lines.append("**\(section)**")
+            lines.append("")
             lines.append(
-                "| \(row.section) | \(row.name) | \(show(row.stats.median, row.unit)) | "
-                    + "\(show(row.stats.min, row.unit)) | \(show(row.stats.max, row.unit)) | "
-                    + "\(row.unit.rawValue) | \(ratio) |")
+                ratios
+                    ? "| measurement | median | × floor | min | max | unit |"
+                    : "| measurement | median | min | max | unit |")
+            lines.append(
+                ratios
+                    ? "| --- | ---: | ---: | ---: | ---: | --- |"
+                    : "| --- | ---: | ---: | ---: | --- |")
+            for row in sectionRows {
+                let ratio =
+                    ratios
+                    ? (row.ratioToFloor.map { format($0, digits: 2) + "×" } ?? "") + " | " : ""
+                lines.append(
+                    "| \(row.name) | \(show(row.stats.median, row.unit)) | \(ratio)"
+                        + "\(show(row.stats.min, row.unit)) | \(show(row.stats.max, row.unit)) | "
+                        + "\(row.unit.rawValue) |")
+            }
+            lines.append("")
         }
-        lines.append("")
         lines.append("| target | measured | status |")
         lines.append("| --- | --- | --- |")
         for target in targets {

@@ -12,7 +12,8 @@
 ///     fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
 ///     _ work: @escaping @Sendable () -> Void
 /// ) {
-///     debounce(by: .taskContext, fileID: fileID, line: line, column: column, operation: work)
+///     debounce(
+///         by: .taskContext, fileID: fileID, line: line, column: column, operation: work)
 /// }
 /// ```
 ///
@@ -152,7 +153,8 @@ public func debounce(
 ///     fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
 ///     _ work: @escaping @Sendable () -> Void
 /// ) {
-///     throttle(by: .taskContext, fileID: fileID, line: line, column: column, operation: work)
+///     throttle(
+///         by: .taskContext, fileID: fileID, line: line, column: column, operation: work)
 /// }
 /// ```
 ///

@@ -1,8 +1,8 @@
 /// How ``debounce(_:identifier:by:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,_,StaticString,_,_,()->Void)`` treats a burst of calls.
 ///
 /// ```swift
-/// debounce(.milliseconds(300), option: .runFirst) { save() }   // first now, last at the end
-/// debounce(.seconds(1), option: .leading) { submit() }         // first only: no double submit
+/// debounce(.milliseconds(300), option: .runFirst) { save() }  // first now, last at end
+/// debounce(.seconds(1), option: .leading) { submit() }        // first only
 /// ```
 public enum DebounceOptions: Sendable, Hashable {
     /// Trailing: each call restarts the quiet window; when it passes, the latest call runs.

@@ -14,7 +14,9 @@
 ///     var results: [String] = []
 ///
 ///     func queryChanged(_ query: String) {
-///         searchDebouncer.onMainActor { [weak self] in self?.results = index.search(query) }
+///         searchDebouncer.onMainActor { [weak self] in
+///             self?.results = index.search(query)
+///         }
 ///     }
 ///
 ///     func submit() { searchDebouncer.flush() }   // search now with the latest query

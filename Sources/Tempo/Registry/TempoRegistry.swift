@@ -30,16 +30,17 @@ import Synchronization
 /// The tables sit behind locks, not an actor: they are split into shards by key hash, each
 /// behind its own lock, and all the state of one key lives in one shard. A call from
 /// synchronous code (a button handler, a loop) is applied before the call returns, so calls
-/// made one after another are applied in that order, its instant is read from the clock at the
-/// call, and no `Task` is created to carry it. Each group's state machine decides under the
-/// lock; the registry carries out what it decided after the lock is released, so user code
-/// never runs while the lock is held.
+/// made one after another are applied in that order, its instant is read from the clock at
+/// the call, and no `Task` is created to carry it. Each group's state decides what a call or a
+/// timer does; the registry carries that out outside the lock, so your code never runs while
+/// the lock is held.
 ///
 /// Each group has at most one timer. A call that moves the group's deadline later does not
 /// touch the timer: the timer fires at the old deadline, finds the new one and is re-armed to
-/// it. On an ordinary clock all the registry's timers wait in one heap served by one runner
-/// task, so a live group costs no task. Each timer carries the generation of the group it was
-/// armed for; a timer that wakes for a group that was removed or re-armed since does nothing.
+/// it. On an ordinary clock all the timers wait in one queue served by one task, so a live
+/// group costs no task. A timer that wakes for a group that was removed or re-armed since
+/// does nothing. <doc:Architecture> walks through the engine, and <doc:Guarantees> says what
+/// it promises.
 public final class TempoRegistry: Sendable {
     let clock: EngineClock
     /// The tables, split by key hash so that callers on distinct keys rarely share a lock.

@@ -59,7 +59,9 @@ public enum RepeatMode: Sendable, Hashable {
 /// returns.
 ///
 /// ```swift
-/// let polling = `repeat`(every: .seconds(30), startingImmediately: true, by: .ownedActor) {
+/// let polling = `repeat`(
+///     every: .seconds(30), startingImmediately: true, by: .ownedActor
+/// ) {
 ///     try await inbox.refresh()
 /// }
 /// // later
@@ -81,7 +83,9 @@ public enum RepeatMode: Sendable, Hashable {
 ///
 /// ```swift
 /// let clock = ManualClock()
-/// let loop = `repeat`(every: .seconds(1), mode: .fixedRate, by: .taskContext, clock: clock) {
+/// let loop = `repeat`(
+///     every: .seconds(1), mode: .fixedRate, by: .taskContext, clock: clock
+/// ) {
 ///     ticks.append(clock.now)
 /// }
 /// ```

@@ -69,7 +69,8 @@ public struct RetryBackoff: Sendable, Hashable {
     /// A multiplier below 1 (or not a number) is taken as 1.
     ///
     /// ```swift
-    /// let backoff = RetryBackoff.exponential(initial: .milliseconds(100), maximum: .seconds(10))
+    /// let backoff = RetryBackoff.exponential(
+    ///     initial: .milliseconds(100), maximum: .seconds(10))
     /// // waits 100 ms, 200 ms, 400 ms, ..., 10 s, 10 s, ...
     /// ```
     ///

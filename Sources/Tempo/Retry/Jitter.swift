@@ -13,7 +13,9 @@
 /// reproducible schedule.
 ///
 /// ```swift
-/// try await retry(5, backoff: .exponential(initial: .milliseconds(100)), jitter: .full) {
+/// try await retry(
+///     5, backoff: .exponential(initial: .milliseconds(100)), jitter: .full
+/// ) {
 ///     try await api.fetch()
 /// }
 /// ```
@@ -27,7 +29,9 @@ public struct RetryJitter: Sendable, Hashable {
     /// No randomness: wait exactly the backoff's delay.
     ///
     /// ```swift
-    /// try await retry(3, backoff: .constant(.seconds(1)), jitter: .none) { try await ping() }
+    /// try await retry(3, backoff: .constant(.seconds(1)), jitter: .none) {
+    ///     try await ping()
+    /// }
     /// ```
     public static let none = RetryJitter(kind: .none)
     /// `random(0, d)`: anywhere between no wait and the backoff's delay.
@@ -41,7 +45,9 @@ public struct RetryJitter: Sendable, Hashable {
     /// `d/2 + random(0, d/2)`: at least half the backoff's delay.
     ///
     /// ```swift
-    /// try await retry(5, backoff: .exponential(initial: .milliseconds(50)), jitter: .equal) {
+    /// try await retry(
+    ///     5, backoff: .exponential(initial: .milliseconds(50)), jitter: .equal
+    /// ) {
     ///     try await api.fetch()
     /// }
     /// ```

@@ -1,7 +1,9 @@
 /// The error `retry` throws, before running anything, when its arguments are invalid.
 ///
 /// ```swift
-/// do { _ = try await retry(0) { try await ping() } } catch RetryError.invalidAttemptCount(let n) {
+/// do {
+///     _ = try await retry(0) { try await ping() }
+/// } catch RetryError.invalidAttemptCount(let n) {
 ///     print("bad attempt count \(n)")
 /// }
 /// ```
@@ -104,10 +106,13 @@ public func retry<Value>(
 /// ```swift
 /// let data = try await retry(
 ///     5,
-///     backoff: .exponential(initial: .milliseconds(200), multiplier: 2, maximum: .seconds(5)),
+///     backoff: .exponential(
+///         initial: .milliseconds(200), multiplier: 2, maximum: .seconds(5)),
 ///     jitter: .equal,
 ///     shouldRetry: { !($0 is DecodingError) },
-///     onRetry: { attempt, error, wait in log("attempt \(attempt) failed: \(error); in \(wait)") }
+///     onRetry: { attempt, error, wait in
+///         log("attempt \(attempt) failed: \(error); in \(wait)")
+///     }
 /// ) {
 ///     try await api.download(url)
 /// }
@@ -118,7 +123,9 @@ public func retry<Value>(
 /// ```swift
 /// let clock = ManualClock()
 /// let task = Task {
-///     try await retry(4, backoff: .linear(initial: .seconds(1)), clock: clock) { try await f() }
+///     try await retry(4, backoff: .linear(initial: .seconds(1)), clock: clock) {
+///         try await f()
+///     }
 /// }
 /// ```
 ///

@@ -26,7 +26,10 @@
 ///     var errorMessage: String?
 ///
 ///     func save() {
-///         debounce(.seconds(1), identifier: "save", onError: { self.errorMessage = "\($0)" }) {
+///         debounce(
+///             .seconds(1), identifier: "save",
+///             onError: { self.errorMessage = "\($0)" }
+///         ) {
 ///             try await api.save(draft)
 ///         }
 ///     }

@@ -40,7 +40,8 @@ public enum TimeoutError: Error, Equatable, Hashable, Sendable {
 /// let clock = ManualClock()
 /// let task = Task { try await timeout(.seconds(1), clock: clock) { try await work() } }
 /// await clock.waitForSleepers(1)
-/// await clock.advance(by: .seconds(1))  // task throws TimeoutError.timedOut(.seconds(1))
+/// // The task throws TimeoutError.timedOut(.seconds(1))
+/// await clock.advance(by: .seconds(1))
 /// ```
 ///
 /// - Parameters:
