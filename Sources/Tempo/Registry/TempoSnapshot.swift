@@ -20,6 +20,7 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
     /// What kind of helper a live entry belongs to.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         case debounce, throttle, delay, `repeat`, retry, timeout, timing
+        case rateLimit
     }
 
     /// What a live entry is doing.
@@ -41,6 +42,9 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         case timeout(deadline: Duration)
         /// A running `time` measurement, started at `startedAt`.
         case timing(startedAt: Duration)
+        /// A rate-limited key: `tokens` permits free now, the next single permit free at
+        /// `nextPermitAt` (``TempoSnapshot/now`` when one is free), `waiters` calls waiting.
+        case rateLimit(tokens: Int, nextPermitAt: Duration, waiters: Int)
     }
 
     /// One live key.
@@ -82,6 +86,8 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
             return "expires at \(at(deadline))"
         case .timing(let startedAt):
             return "started at \(formatDuration(startedAt))"
+        case .rateLimit(let tokens, let next, let waiters):
+            return "\(tokens) permits free, next at \(at(next)), \(waiters) waiting"
         }
     }
 }
