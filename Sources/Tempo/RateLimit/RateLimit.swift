@@ -20,6 +20,16 @@
 /// - Huge values saturate: `RateLimit(1, per: .seconds(Int64.max))` refills once in no
 ///   program's life, and `RateLimit(.max, per: .nanoseconds(1))` never waits.
 public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
+    public static func == (lhs: RateLimit, rhs: RateLimit) -> Bool {
+        (lhs.permits, lhs.interval, lhs.burst) == (rhs.permits, rhs.interval, rhs.burst)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(permits)
+        hasher.combine(interval)
+        hasher.combine(burst)
+    }
+
     /// The permits added per ``interval``.
     public let permits: Int
     /// The time over which ``permits`` permits are added.
@@ -36,7 +46,12 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
         self.permits = permits
         self.interval = interval
         self.burst = max(burst ?? permits, 1)
+        // Worked out once here, so that a call divides nothing.
+        bucket = Self.bucket(permits: permits, interval: interval, burst: self.burst)
     }
+
+    /// The bucket a call is measured against, worked out by `bucket(permits:interval:burst:)`.
+    let bucket: (refill: Duration, burst: Int)?
 
     public var description: String {
         "\(permits) per \(formatDuration(interval)), burst \(burst)"
@@ -48,7 +63,9 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     /// capped so that a full bucket spans at most half of `Duration`'s range (a burst that
     /// lasts billions of years is no different from one that lasts longer), and at least 1, so
     /// the arithmetic on instants saturates only for a refill of that size.
-    var bucket: (refill: Duration, burst: Int)? {
+    private static func bucket(permits: Int, interval: Duration, burst: Int) -> (
+        refill: Duration, burst: Int
+    )? {
         guard interval > .zero else { return nil }
         guard permits > 0 else { return (.saturatedMax, 0) }
         let (quotient, remainder) = interval.attoseconds.quotientAndRemainder(

@@ -20,10 +20,11 @@ struct RateLimitState<Waiter> {
         /// weight, times the refill.
         var room: Duration
 
-        /// `weight` at most `burst`.
+        /// `weight` from 1 to `burst`, and `refill × burst` within `Duration`'s range (as
+        /// `RateLimit` caps the burst): neither product can overflow.
         init(weight: Int, burst: Int, refill: Duration) {
-            cost = refill.saturatingMultiplied(by: weight)
-            room = refill.saturatingMultiplied(by: burst - weight)
+            cost = Duration(attoseconds: refill.attoseconds &* Int128(weight))
+            room = Duration(attoseconds: refill.attoseconds &* Int128(burst - weight))
         }
 
         /// When a call asking this is admitted against a bucket full at `fullAt`, from `now` on.

@@ -40,9 +40,14 @@ extension RateLimitState: RegistryEntry where Waiter == PermitWaiter {
         _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
     ) -> R { body(&tables.rateLimits, &tables.ids) }
 
+    /// With nobody waiting the timer only removes the key once its bucket is full. A key in
+    /// steady use keeps its bucket just short of full, so that instant keeps moving: the timer
+    /// then looks again a whole bucket's refill later, not every time it moved.
     mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) {
         let settled = settle(at: now)
-        return (settled.operation, isIdle(at: now) ? nil : nextWake)
+        if isIdle(at: now) { return (settled.operation, nil) }
+        guard queue.isEmpty else { return (settled.operation, nextWake) }
+        return (settled.operation, max(fullAt, now.adding(refill.saturatingMultiplied(by: burst))))
     }
 
     /// Not reached (`cancelAll` leaves rate limits alone); if it were, the waiters would throw

@@ -14,7 +14,8 @@ import Testing
 // maximum wait), cancellations, resets and clock advances through the engine (on the manual
 // clock, through the public API) and through `RateLimitModel`, and requires the same events
 // (who was admitted when, who gave up with which retry-after, who was refused with which
-// retry-after) and, after every step, the same snapshot row and live key count.
+// retry-after) and, after every step, the same snapshot row and live key count (an idle key may
+// linger, full, for at most one bucket's refill).
 //
 // Run one seed alone: `TEMPO_MODEL_SEED=1234 swift test --filter RateLimitModelCheck`.
 
@@ -128,7 +129,10 @@ import Testing
             }
             let row = rateRow(registry, "k")
             let live = registry.liveKeyCount == 1
-            if live != model.isLive || (row?.tokens ?? burst) != model.tokens
+            // A key in use whose bucket filled up again leaves the registry at the latest one
+            // whole bucket's refill later (its timer does not chase every refill).
+            let lingers = !model.isLive && live && row.map { $0.tokens == burst } == true
+            if (live != model.isLive && !lingers) || (row?.tokens ?? burst) != model.tokens
                 || (row?.waiters ?? 0) != model.queue.count
                 || (row.map { Int(($0.next - registry.now) / tick) } ?? 0) != model.nextPermitIn
             {

@@ -228,6 +228,24 @@ import Testing
         }
     }
 
+    @Test func aKeyInSteadyUseLeavesAtMostOneWholeRefillAfterItsBucketIsFull() async {
+        await onManualClock { clock, registry in
+            let limit = RateLimit(4, per: .milliseconds(400))  // 100 ms a permit, burst 4
+            #expect(take(limit, key: "k") == nil)  // full again at 100: the timer is armed there
+            await clock.advance(by: .milliseconds(50))
+            #expect(take(limit, key: "k") == nil)  // full again at 200
+            // At 100 the timer finds the bucket not full and looks again a whole refill (400 ms)
+            // later rather than at 200: the key lingers, full, until 500.
+            await clock.advance(by: .milliseconds(150))
+            #expect(rateRow(registry, "k")! == (4, .milliseconds(200), 0))
+            await clock.advance(by: .milliseconds(299))
+            #expect(registry.liveKeyCount == 1)
+            await clock.advance(by: .milliseconds(1))
+            #expect(registry.liveKeyCount == 0)
+            #expect(registry.timersArmed == 1)
+        }
+    }
+
     @Test func keysAreCallSitesOrIdentifiers() async {
         await onManualClock { _, registry in
             let limit = RateLimit(1, per: .seconds(1))
