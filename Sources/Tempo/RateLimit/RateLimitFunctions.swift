@@ -34,8 +34,13 @@
 /// - Parameters:
 ///   - limit: The permits per interval and the burst.
 ///   - weight: How many permits this call takes. Defaults to 1.
-///   - whenLimited: Wait (at most how long) or reject when no permit is free.
+///   - policy: Wait (at most how long) or reject when no permit is free.
 ///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - isolation: The caller's actor, filled in for you: `operation` runs there.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     that groups calls when `identifier` is `nil`.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
 ///   - operation: The work to run once admitted, in the caller's isolation.
 public func rateLimit<Value>(
     _ limit: RateLimit,
