@@ -13,7 +13,9 @@
 ///   out, until its permits are free. Only the head of the queue is admitted: a heavier waiter
 ///   at the head is not overtaken by lighter ones behind it, nor by a new call, even when their
 ///   permits would be free. Cancelling the task ends the wait with `CancellationError`: the
-///   waiter leaves the queue and takes nothing, and the waiters it held up move on.
+///   waiter leaves the queue and takes nothing, and the waiters it held up move on. (A cancel
+///   that comes once the permit is granted is too late: the operation runs, in a cancelled
+///   task.)
 /// - ``RateLimitPolicy/wait(atMost:)``: the same, but after that long without a permit the
 ///   call leaves the queue and throws ``RateLimitError/limited(retryAfter:)``.
 /// - ``RateLimitPolicy/reject``: throws ``RateLimitError/limited(retryAfter:)`` at once.
@@ -23,7 +25,8 @@
 /// already cancelled throws `CancellationError` without taking a permit. Errors of `operation`
 /// are rethrown; its permits are spent either way (a permit counts calls started, not calls
 /// that succeeded). A key whose bucket is full again and that has nobody waiting leaves the
-/// registry, so an idle program's ``TempoRegistry/snapshot()`` is empty.
+/// registry (at the latest one whole bucket's refill later), so an idle program's
+/// ``TempoRegistry/snapshot()`` is empty.
 ///
 /// ```swift
 /// let answer = try await rateLimit(RateLimit(10, per: .seconds(1)), identifier: "api") {
