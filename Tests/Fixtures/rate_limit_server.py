@@ -7,9 +7,9 @@ It prints "PORT <n>" on its first line of output, then serves:
   GET /limited?key=K&rate=R&burst=B  200 while key K stays within R requests a second with a
                                      burst of B (a GCRA bucket, as servers commonly enforce);
                                      429 with "Retry-After" above it
-  GET /stats?key=K                   "<accepted> <rejected> <first> <last>": the counts of key K,
-                                     and the arrival times (monotonic seconds) of its first and
-                                     last accepted request
+  GET /stats?key=K                   "<accepted> <rejected> <t1> <t2> ...": the counts of key K,
+                                     then the arrival time (monotonic seconds) of each accepted
+                                     request, in order
 
 It exits when it is terminated, when its parent dies, or after fifteen minutes.
 """
@@ -53,15 +53,14 @@ class Handler(BaseHTTPRequestHandler):
             tolerance = int(query.get("burst", ["1"])[0]) * refill
             with lock:
                 now = time.monotonic()
-                record = stats.setdefault(key, [0, 0, None, None])
+                record = stats.setdefault(key, [0, 0, []])
                 start = max(full_at.get(key, now), now)
                 # A request is admitted when the bucket stays within its tolerance (a
                 # microsecond of slack for floating point).
                 if start + refill - now <= tolerance + 1e-6:
                     full_at[key] = start + refill
                     record[0] += 1
-                    record[2] = now if record[2] is None else record[2]
-                    record[3] = now
+                    record[2].append(now)
                     status, after = 200, None
                 else:
                     record[1] += 1
@@ -71,8 +70,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(429, "too many requests", {"Retry-After": f"{after:.3f}"})
         if url.path == "/stats":
             with lock:
-                accepted, rejected, first, last = stats.get(key, [0, 0, 0.0, 0.0])
-            return self.answer(200, f"{accepted} {rejected} {first or 0.0} {last or 0.0}")
+                accepted, rejected, arrivals = stats.get(key, [0, 0, []])
+                times = " ".join(f"{t:.6f}" for t in arrivals)
+            return self.answer(200, f"{accepted} {rejected} {times}".strip())
         return self.answer(404, "not found")
 
 
