@@ -69,9 +69,13 @@ struct RateLimitState<Waiter> {
     mutating func call(at now: Duration, ask: Ask, refill: Duration, burst: Int) -> Decision {
         self.refill = refill
         self.burst = burst
-        let wait = admissionForNewcomer(ask, at: now).subtracting(now)
-        guard queue.isEmpty, wait <= .zero else { return .limited(retryAfter: wait) }
-        fullAt = max(fullAt, now).adding(ask.cost)
+        guard queue.isEmpty else {
+            return .limited(retryAfter: admissionForNewcomer(ask, at: now).subtracting(now))
+        }
+        // Nobody waits: the call's own admission decides (the common case, kept short).
+        let admission = fullAt.subtracting(ask.room)
+        guard admission <= now else { return .limited(retryAfter: admission.subtracting(now)) }
+        fullAt = (fullAt < now ? now : fullAt).adding(ask.cost)
         return .admitted
     }
 
