@@ -150,10 +150,17 @@ struct RateLimitState<Waiter> {
         return settle(at: now)
     }
 
-    /// When the timer must wake: the head's admission or the first deadline, whichever is first;
-    /// with nobody waiting, when the bucket is full (then the key can leave the registry).
-    var nextWake: Duration {
-        guard let head = queue.first else { return fullAt }
+    /// When the timer must wake at `now`: with waiters, the head's admission or the first
+    /// deadline, whichever is first. With nobody waiting the timer only removes the key once its
+    /// bucket is full, and lazily: at the latest a whole bucket's refill after now. A key in
+    /// steady use keeps its bucket just short of full, so the instant it is full keeps moving;
+    /// a lazy timer is pushed back once per refill of the bucket, not once per call.
+    func wake(at now: Duration) -> Duration {
+        guard let head = queue.first else {
+            // `refill × burst` is within range: `RateLimit` caps the burst.
+            let whole = Duration(attoseconds: refill.attoseconds &* Int128(burst))
+            return max(fullAt, now.adding(whole))
+        }
         var wake = head.ask.admission(fullAt: fullAt, now: .saturatedMin)
         for queued in queue { if let deadline = queued.deadline { wake = min(wake, deadline) } }
         return wake

@@ -40,14 +40,9 @@ extension RateLimitState: RegistryEntry where Waiter == PermitWaiter {
         _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
     ) -> R { body(&tables.rateLimits, &tables.ids) }
 
-    /// With nobody waiting the timer only removes the key once its bucket is full. A key in
-    /// steady use keeps its bucket just short of full, so that instant keeps moving: the timer
-    /// then looks again a whole bucket's refill later, not every time it moved.
     mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) {
         let settled = settle(at: now)
-        if isIdle(at: now) { return (settled.operation, nil) }
-        guard queue.isEmpty else { return (settled.operation, nextWake) }
-        return (settled.operation, max(fullAt, now.adding(refill.saturatingMultiplied(by: burst))))
+        return (settled.operation, isIdle(at: now) ? nil : wake(at: now))
     }
 
     /// Not reached (`cancelAll` leaves rate limits alone); if it were, the waiters would throw
@@ -63,7 +58,8 @@ extension RateLimitState: RegistryEntry where Waiter == PermitWaiter {
     }
 
     mutating func flush(at now: Duration) -> Operation? { nil }
-    var nextWake: Duration? { nextWake as Duration }
+    /// Read only after a flush that ran something; a rate limit's flush runs nothing.
+    var nextWake: Duration? { nil }
     mutating func withdraw(_ ticket: Ticket) -> Bool { false }
     var pendingDeadline: Duration? { nil }
 
@@ -101,7 +97,7 @@ extension TempoRegistry {
         ) { state in
             let decision = state.call(
                 at: now, ask: ask, refill: bucket.refill, burst: bucket.burst)
-            return RateLimitCall(outcome: decision, timerWake: state.nextWake)
+            return RateLimitCall(outcome: decision, timerWake: state.wake(at: now))
         }.outcome
     }
 
@@ -125,18 +121,18 @@ extension TempoRegistry {
                 ) { state -> RateLimitCall<RateLimitWaitOutcome> in
                     // A cancel before this point found no waiter: it is seen here instead.
                     if Task.isCancelled {
-                        return RateLimitCall(outcome: .cancelled, timerWake: state.nextWake)
+                        return RateLimitCall(outcome: .cancelled, timerWake: state.wake(at: now))
                     }
                     let decision = state.call(
                         at: now, ask: ask, refill: bucket.refill, burst: bucket.burst)
                     if decision == .admitted {
-                        return RateLimitCall(outcome: .admitted, timerWake: state.nextWake)
+                        return RateLimitCall(outcome: .admitted, timerWake: state.wake(at: now))
                     }
                     let id = state.enqueue(
                         PermitWaiter(continuation: continuation, host: host), ask: ask,
                         deadline: maxWait.map { now.adding($0) })
                     waiterID.value.withLock { $0 = id }
-                    return RateLimitCall(outcome: .queued, timerWake: state.nextWake)
+                    return RateLimitCall(outcome: .queued, timerWake: state.wake(at: now))
                 }.outcome
                 switch outcome {
                 case .admitted: continuation.resume(returning: nil)
@@ -187,7 +183,7 @@ extension TempoRegistry {
                     table.removeLive(key)
                     return (result, slot.timer)
                 }
-                arm(&slot, key: key, wake: slot.state.nextWake, ids: &ids)
+                arm(&slot, key: key, wake: slot.state.wake(at: now), ids: &ids)
                 table[key] = slot
                 return (result, nil)
             }

@@ -231,18 +231,33 @@ import Testing
     @Test func aKeyInSteadyUseLeavesAtMostOneWholeRefillAfterItsBucketIsFull() async {
         await onManualClock { clock, registry in
             let limit = RateLimit(4, per: .milliseconds(400))  // 100 ms a permit, burst 4
-            #expect(take(limit, key: "k") == nil)  // full again at 100: the timer is armed there
+            // Nobody waits: the timer that removes the key is armed lazily, a whole refill of
+            // the bucket (400 ms) after the call, not at the instant the bucket is full (100).
+            #expect(take(limit, key: "k") == nil)
             await clock.advance(by: .milliseconds(50))
-            #expect(take(limit, key: "k") == nil)  // full again at 200
-            // At 100 the timer finds the bucket not full and looks again a whole refill (400 ms)
-            // later rather than at 200: the key lingers, full, until 500.
+            #expect(take(limit, key: "k") == nil)  // full again at 200; the timer stays at 400
             await clock.advance(by: .milliseconds(150))
             #expect(rateRow(registry, "k")! == (4, .milliseconds(200), 0))
-            await clock.advance(by: .milliseconds(299))
+            await clock.advance(by: .milliseconds(199))
             #expect(registry.liveKeyCount == 1)
             await clock.advance(by: .milliseconds(1))
             #expect(registry.liveKeyCount == 0)
             #expect(registry.timersArmed == 1)
+        }
+    }
+
+    @Test func aKeyInSteadyUseArmsAtMostOneTimerPerWholeRefill() async {
+        await onManualClock { clock, registry in
+            let limit = RateLimit(10, per: .milliseconds(100))  // 10 ms a permit, burst 10
+            // A call every 10 ms: the bucket is full again 10 ms after each call. A timer at
+            // that instant would be one timer per call; the lazy one is one per 100 ms.
+            for _ in 0..<1_000 {
+                #expect(take(limit, key: "k") == nil)
+                await clock.advance(by: .milliseconds(10))
+            }
+            #expect(registry.timersArmed == 100)
+            await clock.advance(by: .milliseconds(100))
+            #expect(registry.liveKeyCount == 0)
         }
     }
 
