@@ -46,6 +46,8 @@ struct RateLimitState<Waiter> {
     /// The refill and burst of the latest call, for the snapshot.
     private(set) var refill: Duration
     private(set) var burst: Int
+    /// `refill × burst`: the time a whole bucket takes to refill.
+    private var whole: Duration
     /// The waiters, first in first out.
     private(set) var queue: [Queued] = []
     private var lastID: UInt64 = 0
@@ -55,6 +57,7 @@ struct RateLimitState<Waiter> {
         fullAt = now
         self.refill = refill
         self.burst = burst
+        whole = Duration(attoseconds: refill.attoseconds &* Int128(burst))
     }
 
     /// What a call found.
@@ -69,13 +72,17 @@ struct RateLimitState<Waiter> {
     mutating func call(at now: Duration, ask: Ask, refill: Duration, burst: Int) -> Decision {
         self.refill = refill
         self.burst = burst
+        whole = Duration(attoseconds: ask.cost.attoseconds &+ ask.room.attoseconds)
         guard queue.isEmpty else {
             return .limited(retryAfter: admissionForNewcomer(ask, at: now).subtracting(now))
         }
         // Nobody waits: the call's own admission decides (the common case, kept short).
+        // (Compared as attoseconds: `Duration`'s own comparison is a call into the runtime.)
         let admission = fullAt.subtracting(ask.room)
-        guard admission <= now else { return .limited(retryAfter: admission.subtracting(now)) }
-        fullAt = (fullAt < now ? now : fullAt).adding(ask.cost)
+        guard admission.attoseconds <= now.attoseconds else {
+            return .limited(retryAfter: admission.subtracting(now))
+        }
+        fullAt = (fullAt.attoseconds < now.attoseconds ? now : fullAt).adding(ask.cost)
         return .admitted
     }
 
@@ -157,9 +164,8 @@ struct RateLimitState<Waiter> {
     /// a lazy timer is pushed back once per refill of the bucket, not once per call.
     func wake(at now: Duration) -> Duration {
         guard let head = queue.first else {
-            // `refill × burst` is within range: `RateLimit` caps the burst.
-            let whole = Duration(attoseconds: refill.attoseconds &* Int128(burst))
-            return max(fullAt, now.adding(whole))
+            let lazy = now.adding(whole)
+            return fullAt.attoseconds > lazy.attoseconds ? fullAt : lazy
         }
         var wake = head.ask.admission(fullAt: fullAt, now: .saturatedMin)
         for queued in queue { if let deadline = queued.deadline { wake = min(wake, deadline) } }
