@@ -93,8 +93,8 @@ extension Suite {
                     section: "rate limit", name: name, unit: .nanosecondsPerCall, stats: stats,
                     ratioToFloor: stats.median / base))
         }
-        // Two timers per repetition at most: one per key becoming live (each run ends with a
-        // reset, which removes the key).
+        // One timer per row and repetition: the key becomes live once per run (each run ends
+        // with a reset, which removes it), and no call arms another.
         let armed = registry.timersArmed - timers
         report.rows.append(
             Row(
