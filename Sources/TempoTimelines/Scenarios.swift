@@ -236,5 +236,7 @@ func allTimelines() async -> [Timeline] {
         await repeatTimeline(.fixedDelay),
         await repeatTimeline(.fixedRate),
         await retryTimeline(),
+        await rateLimitTimeline(waiting: true),
+        await rateLimitTimeline(waiting: false),
     ]
 }

@@ -25,12 +25,15 @@ if arguments.first == "--child" {
         let window = rest.count > 3 ? Int(rest[3]) ?? 10 : 10
         print(await MemoryChild.idle(count, wave: wave, window: .milliseconds(window)))
     case "loop":
-        // A bare hot loop for profilers: --child loop floor|debounce|throttle CALLS
+        // A bare hot loop for profilers:
+        // --child loop floor|debounce|throttle|ratelimit|ratereject CALLS
         let calls = rest.count > 2 ? Int(rest[2]) ?? 100_000 : 100_000
         switch rest.count > 1 ? rest[1] : "" {
         case "floor": print(floorCost(calls: calls))
         case "debounce": print(debounceNonCapturing(calls: calls, identifier: "hot"))
         case "throttle": print(droppedThrottleNonCapturing(calls: calls, identifier: "hot"))
+        case "ratelimit": print(admittedRatePermit(calls: calls, identifier: "hot"))
+        case "ratereject": print(rejectedRatePermit(calls: calls, identifier: "hot"))
         default: print("nan")
         }
     case "loaded":

@@ -104,7 +104,7 @@ extension TempoRegistry {
     }
 
     /// Makes sure an entry's timer wakes no later than `wake`. Called with the lock held.
-    private func arm<Entry: RegistryEntry>(
+    func arm<Entry: RegistryEntry>(
         _ slot: inout Slot<Entry>, key: Entry.Key, wake: Duration, ids: inout IDSource
     ) {
         if slot.timer != nil, slot.timerDeadline <= wake { return }

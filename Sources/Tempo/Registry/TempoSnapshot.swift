@@ -95,6 +95,14 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// let timed = registry.snapshot().entries.filter { $0.kind == .timing }.count
         /// ```
         case timing
+        /// A rate-limited key (``rateLimit(_:weight:whenLimited:identifier:isolation:fileID:line:column:operation:)``)
+        /// whose bucket is not full or that has callers waiting; its state is
+        /// ``State/rateLimit(tokens:nextPermitAt:waiters:)``.
+        ///
+        /// ```swift
+        /// let limited = registry.snapshot().entries.filter { $0.kind == .rateLimit }.count
+        /// ```
+        case rateLimit
     }
 
     /// What a live entry is doing. Instants are on the registry's clock, like
@@ -168,6 +176,15 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// }
         /// ```
         case timing(startedAt: Duration)
+        /// A rate-limited key: `tokens` permits free now, the next single permit free at
+        /// `nextPermitAt` (``TempoSnapshot/now`` when one is free), `waiters` calls waiting.
+        ///
+        /// ```swift
+        /// if case .rateLimit(let tokens, _, let waiters) = entry.state {
+        ///     print("\(tokens) free, \(waiters) waiting")
+        /// }
+        /// ```
+        case rateLimit(tokens: Int, nextPermitAt: Duration, waiters: Int)
     }
 
     /// One live key: which helper, under which name, doing what.
@@ -234,6 +251,8 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
             return "expires at \(at(deadline))"
         case .timing(let startedAt):
             return "started at \(formatDuration(startedAt))"
+        case .rateLimit(let tokens, let next, let waiters):
+            return "\(tokens) permits free, next at \(at(next)), \(waiters) waiting"
         }
     }
 }

@@ -1,0 +1,115 @@
+import Tempo
+
+// The rate limiter's cost per call, against the floor: a permit taken at once and a call
+// refused at once, in the synchronous form (`takeRatePermit`, typed error: no allocation) and
+// the wrapping `async` form (`rateLimit { }`, whose refusal throws an `any Error`).
+
+/// Calls that are all admitted: a permit a millisecond, with a burst of a trillion (the bucket
+/// never fills up again during a run, so the key stays live and its one timer stays armed).
+private let roomy = RateLimit(1_000, per: .seconds(1), burst: 1_000_000_000_000)
+/// Calls that are all refused after the first: a permit an hour.
+private let tight = RateLimit(1, per: .seconds(3_600))
+
+/// `takeRatePermit`, every call admitted. Returns nanoseconds per call.
+func admittedRatePermit(calls: Int, identifier: String) -> Double {
+    let ns = wallNanoseconds {
+        for _ in 0..<calls { try? takeRatePermit(roomy, identifier: identifier) }
+    }
+    resetRateLimit(identifier: identifier)
+    return ns / Double(calls)
+}
+
+/// `takeRatePermit`, every call refused. Returns nanoseconds per call.
+func rejectedRatePermit(calls: Int, identifier: String) -> Double {
+    try? takeRatePermit(tight, identifier: identifier)
+    var refused = 0
+    let ns = wallNanoseconds {
+        for _ in 0..<calls {
+            do { try takeRatePermit(tight, identifier: identifier) } catch { refused += 1 }
+        }
+    }
+    precondition(refused == calls, "a call was admitted")
+    resetRateLimit(identifier: identifier)
+    return ns / Double(calls)
+}
+
+/// `try await rateLimit(…) { }`, every call admitted. Returns nanoseconds per call.
+func admittedRateLimit(calls: Int, identifier: String) async -> Double {
+    var ran = 0
+    let start = ContinuousClock.now
+    for _ in 0..<calls { _ = try? await rateLimit(roomy, identifier: identifier) { ran += 1 } }
+    let ns = (ContinuousClock.now - start).nanoseconds
+    precondition(ran == calls, "a call was refused")
+    resetRateLimit(identifier: identifier)
+    return ns / Double(calls)
+}
+
+/// `try await rateLimit(…, whenLimited: .reject) { }`, every call refused.
+func rejectedRateLimit(calls: Int, identifier: String) async -> Double {
+    try? takeRatePermit(tight, identifier: identifier)
+    let start = ContinuousClock.now
+    for _ in 0..<calls {
+        _ = try? await rateLimit(tight, whenLimited: .reject, identifier: identifier) { 1 }
+    }
+    let ns = (ContinuousClock.now - start).nanoseconds
+    resetRateLimit(identifier: identifier)
+    return ns / Double(calls)
+}
+
+extension Suite {
+    /// The rate limiter's rows and targets, repetitions interleaved with the floor's.
+    func rateLimitCosts(into report: inout Report) async {
+        var floor: [Double] = []
+        var rows: [String: [Double]] = [:]
+        let registry = TempoRegistry.shared
+        let timers = registry.timersArmed
+        for repetition in 0..<config.repetitions {
+            progress("rate limit: repetition \(repetition + 1) of \(config.repetitions)")
+            let calls = config.calls
+            floor.append(floorCost(calls: calls))
+            rows["admitted", default: []].append(admittedRatePermit(calls: calls, identifier: "rl"))
+            rows["rejected", default: []].append(rejectedRatePermit(calls: calls, identifier: "rl"))
+            let awaited = config.awaitedCalls
+            rows["async admitted", default: []].append(
+                await admittedRateLimit(calls: awaited, identifier: "rl"))
+            rows["async rejected", default: []].append(
+                await rejectedRateLimit(calls: awaited, identifier: "rl"))
+        }
+        let base = Stats(floor).median
+        let names = [
+            ("admitted", "`takeRatePermit`, admitted at once"),
+            ("rejected", "`takeRatePermit`, refused at once (typed error)"),
+            ("async admitted", "`try await rateLimit { }`, admitted at once"),
+            ("async rejected", "`try await rateLimit(whenLimited: .reject) { }`, refused"),
+        ]
+        report.rows.append(
+            Row(
+                section: "rate limit", name: "floor (measured with these rows)",
+                unit: .nanosecondsPerCall, stats: Stats(floor), ratioToFloor: 1))
+        for (id, name) in names {
+            let stats = Stats(rows[id] ?? [])
+            report.rows.append(
+                Row(
+                    section: "rate limit", name: name, unit: .nanosecondsPerCall, stats: stats,
+                    ratioToFloor: stats.median / base))
+        }
+        // One timer per row and repetition: the key becomes live once per run (each run ends
+        // with a reset, which removes it), and no call arms another.
+        let armed = registry.timersArmed - timers
+        report.rows.append(
+            Row(
+                section: "tasks", name: "timers armed by the rate-limit rows (all repetitions)",
+                unit: .count, stats: Stats([Double(armed)]), ratioToFloor: nil))
+        for (id, label) in [("admitted", "admitted"), ("rejected", "refused")] {
+            let ratio = Stats(rows[id] ?? []).median / base
+            report.targets.append(
+                Target(
+                    name: "`takeRatePermit` \(label) at once within 2× floor",
+                    measured: format(ratio, digits: 2) + "× ("
+                        + format(Stats(rows[id] ?? []).median, digits: 1) + " ns)",
+                    met: ratio <= 2,
+                    note: "a clock read, a lock and a table update; the `async` rows add the "
+                        + "call's suspension point and, for a refusal, the boxed `any Error`."))
+        }
+    }
+}

@@ -1,0 +1,134 @@
+/// How many permits a rate-limited key hands out: `permits` per `interval`, and at most `burst`
+/// at once.
+///
+/// A key holds a bucket of at most `burst` permits that refills continuously, one permit every
+/// `interval / permits` (rounded up to the attosecond, so the rate is never exceeded). A full
+/// bucket lets `burst` calls through at once; after that, calls are spaced by the refill.
+/// This is the generic cell rate algorithm (GCRA): the key stores one instant, when its bucket
+/// is full again, so a call costs the same whatever the numbers.
+///
+/// ```swift
+/// let api = RateLimit(10, per: .seconds(1))            // 10 a second, 10 at once
+/// let smooth = RateLimit(10, per: .seconds(1), burst: 1) // one every 100 ms
+/// ```
+///
+/// Every value is safe, and means:
+/// - `interval` of zero or less: no limit; every call is admitted at once.
+/// - `permits` of zero or less (with a positive `interval`): no permit is ever free; every call
+///   that asks for one throws ``RateLimitError/cannotAdmit(weight:burst:)`` at once.
+/// - `burst` `nil`: `permits`. Below 1: 1 (calls are evenly spaced).
+/// - Huge values saturate: `RateLimit(1, per: .seconds(Int64.max))` refills once in no
+///   program's life, and `RateLimit(.max, per: .nanoseconds(1))` never waits.
+public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
+    public static func == (lhs: RateLimit, rhs: RateLimit) -> Bool {
+        (lhs.permits, lhs.interval, lhs.burst) == (rhs.permits, rhs.interval, rhs.burst)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(permits)
+        hasher.combine(interval)
+        hasher.combine(burst)
+    }
+
+    /// The permits added per ``interval``.
+    public let permits: Int
+    /// The time over which ``permits`` permits are added.
+    public let interval: Duration
+    /// The most permits the bucket holds: how many calls can pass at once.
+    public let burst: Int
+
+    /// `permits` per `interval`, with at most `burst` at once (`nil`: `permits`).
+    ///
+    /// ```swift
+    /// let search = RateLimit(5, per: .seconds(1), burst: 2)
+    /// ```
+    public init(_ permits: Int, per interval: Duration, burst: Int? = nil) {
+        self.permits = permits
+        self.interval = interval
+        self.burst = max(burst ?? permits, 1)
+        // Worked out once here, so that a call divides nothing.
+        bucket = Self.bucket(permits: permits, interval: interval, burst: self.burst)
+    }
+
+    /// The bucket a call is measured against, worked out by `bucket(permits:interval:burst:)`.
+    let bucket: (refill: Duration, burst: Int)?
+
+    public var description: String {
+        "\(permits) per \(formatDuration(interval)), burst \(burst)"
+    }
+
+    /// The bucket a call is measured against: the time one permit takes to refill
+    /// (`interval / permits`, rounded up) and the burst; `nil` when there is no limit
+    /// (`interval` of zero or less), a burst of zero when no permit is ever added. The burst is
+    /// capped so that a full bucket spans at most half of `Duration`'s range (a burst that
+    /// lasts billions of years is no different from one that lasts longer), and at least 1, so
+    /// the arithmetic on instants saturates only for a refill of that size.
+    private static func bucket(permits: Int, interval: Duration, burst: Int) -> (
+        refill: Duration, burst: Int
+    )? {
+        guard interval > .zero else { return nil }
+        guard permits > 0 else { return (.saturatedMax, 0) }
+        let (quotient, remainder) = interval.attoseconds.quotientAndRemainder(
+            dividingBy: Int128(permits))
+        let refill = remainder == 0 ? quotient : quotient + 1
+        let cap = max(Int(clamping: Int128.max / 2 / refill), 1)
+        return (Duration(attoseconds: refill), min(burst, cap))
+    }
+}
+
+/// What a rate-limited call does when no permit is free.
+///
+/// ```swift
+/// try await rateLimit(RateLimit(10, per: .seconds(1)), whenLimited: .reject) {
+///     try await ping()
+/// }
+/// ```
+public struct RateLimitPolicy: Sendable, Hashable {
+    /// How long a call may wait for its permit: `nil` as long as it takes, zero not at all.
+    let maxWait: Duration?
+
+    /// Waits, first in first out, as long as it takes (cancelling the task stops the wait).
+    public static let wait = RateLimitPolicy(maxWait: nil)
+
+    /// Waits at most `limit`, then throws ``RateLimitError/limited(retryAfter:)``. Zero or less
+    /// is ``reject``.
+    ///
+    /// ```swift
+    /// let policy = RateLimitPolicy.wait(atMost: .seconds(2))
+    /// ```
+    public static func wait(atMost limit: Duration) -> RateLimitPolicy {
+        RateLimitPolicy(maxWait: max(limit, .zero))
+    }
+
+    /// Does not wait: throws ``RateLimitError/limited(retryAfter:)`` at once.
+    public static let reject = RateLimitPolicy(maxWait: .zero)
+}
+
+/// Why a rate-limited call did not get its permit.
+///
+/// It conforms to ``RetryAfterProviding``, so `retry` around a rejecting call waits exactly
+/// until a permit is free:
+///
+/// ```swift
+/// let answer = try await retry(3) {
+///     try await rateLimit(RateLimit(1, per: .seconds(1)), whenLimited: .reject) {
+///         "sent"
+///     }
+/// }
+/// ```
+public enum RateLimitError: Error, Equatable, Hashable, Sendable, RetryAfterProviding {
+    /// No permit was free (``RateLimitPolicy/reject``), or none came within the maximum wait.
+    /// `retryAfter` is how long a call of the same weight made now would wait, counting the
+    /// calls already waiting, if no other call came and none gave up.
+    case limited(retryAfter: Duration)
+    /// The call asks for more permits than the bucket ever holds (`weight` above `burst`, or a
+    /// limit of zero permits, whose burst is zero): it can never be admitted.
+    case cannotAdmit(weight: Int, burst: Int)
+
+    /// The wait `retry` takes before its next attempt: `retryAfter` for ``limited(retryAfter:)``,
+    /// `nil` (the backoff's own wait) for ``cannotAdmit(weight:burst:)``.
+    public var retryAfter: Duration? {
+        if case .limited(let after) = self { return after }
+        return nil
+    }
+}

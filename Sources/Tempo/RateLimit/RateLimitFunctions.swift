@@ -1,0 +1,152 @@
+// The front doors of the rate limiter: wrap an operation, take a permit (waiting or not), and
+// reset a key by identifier.
+
+/// Runs `operation` once a permit of `limit` is free for its key, in the caller's task.
+///
+/// Calls are grouped by `identifier`, or, without one, by the call site
+/// (`fileID:line:column`). Each key has a bucket of `limit.burst` permits that refills at
+/// `limit.permits` per `limit.interval` (see ``RateLimit``); a call takes `weight` permits.
+/// When they are free and nobody waits, the call takes them and runs `operation` at once: a
+/// clock read, a lock and a table update, no `Task`. Otherwise `whenLimited` decides:
+///
+/// - ``RateLimitPolicy/wait`` (the default): the call waits in the key's queue, first in first
+///   out, until its permits are free. Only the head of the queue is admitted: a heavier waiter
+///   at the head is not overtaken by lighter ones behind it, nor by a new call, even when their
+///   permits would be free. Cancelling the task ends the wait with `CancellationError`: the
+///   waiter leaves the queue and takes nothing, and the waiters it held up move on. (A cancel
+///   that comes once the permit is granted is too late: the operation runs, in a cancelled
+///   task.)
+/// - ``RateLimitPolicy/wait(atMost:)``: the same, but after that long without a permit the
+///   call leaves the queue and throws ``RateLimitError/limited(retryAfter:)``.
+/// - ``RateLimitPolicy/reject``: throws ``RateLimitError/limited(retryAfter:)`` at once.
+///
+/// A `weight` of zero or less takes nothing and runs at once; a `weight` above the burst can
+/// never be admitted and throws ``RateLimitError/cannotAdmit(weight:burst:)`` at once. A task
+/// already cancelled throws `CancellationError` without taking a permit. Errors of `operation`
+/// are rethrown; its permits are spent either way (a permit counts calls started, not calls
+/// that succeeded). A key whose bucket is full again and that has nobody waiting leaves the
+/// registry (at the latest one whole bucket's refill later), so an idle program's
+/// ``TempoRegistry/snapshot()`` is empty.
+///
+/// ```swift
+/// let answer = try await rateLimit(RateLimit(10, per: .seconds(1)), identifier: "api") {
+///     try await api.ping()
+/// }
+/// ```
+///
+/// - Parameters:
+///   - limit: The permits per interval and the burst.
+///   - weight: How many permits this call takes. Defaults to 1.
+///   - policy: Wait (at most how long) or reject when no permit is free.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - isolation: The caller's actor, filled in for you: `operation` runs there.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     that groups calls when `identifier` is `nil`.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: The work to run once admitted, in the caller's isolation.
+public func rateLimit<Value>(
+    _ limit: RateLimit,
+    weight: Int = 1,
+    whenLimited policy: RateLimitPolicy = .wait,
+    identifier: String? = nil,
+    isolation: isolated (any Actor)? = #isolation,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: () async throws -> Value
+) async throws -> Value {
+    let key = GroupKey(identifier, fileID, line, column)
+    guard let token = try await acquireRatePermit(limit, weight: weight, policy: policy, key: key)
+    else { return try await operation() }
+    // Admitted by a timer of a deterministic clock: the clock waits for the operation.
+    defer { token.finish() }
+    return try await SettleToken.$current.withValue(token) { try await operation() }
+}
+
+/// Waits until a permit of `limit` is free for its key and takes it, without wrapping an
+/// operation; as ``rateLimit(_:weight:whenLimited:identifier:isolation:fileID:line:column:operation:)``
+/// otherwise. Use it when the work that follows is not one closure.
+///
+/// ```swift
+/// try await rateLimit(RateLimit(2, per: .seconds(1)), identifier: "uploads")
+/// ```
+public func rateLimit(
+    _ limit: RateLimit,
+    weight: Int = 1,
+    whenLimited policy: RateLimitPolicy = .wait,
+    identifier: String? = nil,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column
+) async throws {
+    let key = GroupKey(identifier, fileID, line, column)
+    try await acquireRatePermit(limit, weight: weight, policy: policy, key: key)?.finish()
+}
+
+/// Takes a permit of `limit` for its key now, or throws at once: the synchronous form, for code
+/// that cannot wait (a button handler, a delegate callback).
+///
+/// As ``rateLimit(_:weight:whenLimited:identifier:isolation:fileID:line:column:operation:)``
+/// with ``RateLimitPolicy/reject``: a call made while others wait is refused even when its
+/// permits are free. Admitted or refused, it is a clock read, a lock and a table update: no
+/// `Task` and, with its typed error, no allocation.
+///
+/// ```swift
+/// func refreshTapped() {
+///     do {
+///         try takeRatePermit(RateLimit(1, per: .seconds(5)), identifier: "refresh")
+///         print("refreshing")
+///     } catch {
+///         print("try again in \(error.retryAfter ?? .zero)")
+///     }
+/// }
+/// ```
+public func takeRatePermit(
+    _ limit: RateLimit,
+    weight: Int = 1,
+    identifier: String? = nil,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column
+) throws(RateLimitError) {
+    guard weight > 0, let bucket = limit.bucket else { return }
+    guard weight <= bucket.burst else {
+        throw .cannotAdmit(weight: weight, burst: bucket.burst)
+    }
+    let key = GroupKey(identifier, fileID, line, column)
+    if case .limited(let after) = TempoRegistry.current.enterRateLimit(
+        key, weight: weight, bucket: bucket)
+    {
+        throw .limited(retryAfter: after)
+    }
+}
+
+/// Fills the bucket of the rate limit `identifier` now: the calls waiting there are admitted as
+/// the full bucket allows, first in first out, and the rest wait on. Does nothing when nothing
+/// is live for `identifier`.
+///
+/// ```swift
+/// resetRateLimit(identifier: "api")   // the server's quota was reset
+/// ```
+public func resetRateLimit(identifier: String) {
+    TempoRegistry.current.resetRateLimit(identifier: identifier)
+}
+
+/// Takes `weight` permits of `limit` for `key` in the current registry, waiting as `policy`
+/// allows. Returns the work token of a waiter that a deterministic clock's timer admitted.
+private func acquireRatePermit(
+    _ limit: RateLimit, weight: Int, policy: RateLimitPolicy, key: GroupKey
+) async throws -> SettleToken? {
+    guard weight > 0, let bucket = limit.bucket else { return nil }
+    guard weight <= bucket.burst else {
+        throw RateLimitError.cannotAdmit(weight: weight, burst: bucket.burst)
+    }
+    try Task.checkCancellation()
+    let registry = TempoRegistry.current
+    guard case .limited(let after) = registry.enterRateLimit(key, weight: weight, bucket: bucket)
+    else { return nil }
+    if policy.maxWait == .zero { throw RateLimitError.limited(retryAfter: after) }
+    return try await registry.waitForRatePermit(
+        key, weight: weight, bucket: bucket, maxWait: policy.maxWait)
+}

@@ -1,0 +1,194 @@
+/// The state of one rate-limited key, and its transitions; like ``ThrottleState`` it holds no
+/// clock and no task, so tests drive it directly.
+///
+/// It is a GCRA bucket: `fullAt` is the instant the bucket is full again (at or before now:
+/// full). A call of cost `c` (its weight times the refill of one permit) against a bucket of
+/// tolerance `τ` (the burst times the refill) is admitted at `t` when
+/// `max(fullAt, t) + c - t <= τ`, and then moves `fullAt` to `max(fullAt, t) + c`. So a call
+/// is admitted at once when `fullAt - (τ - c) <= now`, and otherwise at exactly that instant.
+/// (`RateLimit.bucket` keeps `τ` within half of `Duration`'s range, so none of this saturates
+/// on a registry's clock.)
+///
+/// Waiters queue first in first out: only the head can be admitted, and a call made while
+/// someone waits is not admitted before them, even when its permit is free.
+struct RateLimitState<Waiter> {
+    /// What a call asks for, in time: the permits it takes and the bucket it is measured against.
+    struct Ask: Sendable, Hashable {
+        /// The call's weight times the refill of one permit.
+        var cost: Duration
+        /// The room the bucket must have left after the call: `τ - c`, the burst less the
+        /// weight, times the refill.
+        var room: Duration
+
+        /// `weight` from 1 to `burst`, and `refill × burst` within `Duration`'s range (as
+        /// `RateLimit` caps the burst): neither product can overflow.
+        init(weight: Int, burst: Int, refill: Duration) {
+            cost = Duration(attoseconds: refill.attoseconds &* Int128(weight))
+            room = Duration(attoseconds: refill.attoseconds &* Int128(burst - weight))
+        }
+
+        /// When a call asking this is admitted against a bucket full at `fullAt`, from `now` on.
+        func admission(fullAt: Duration, now: Duration) -> Duration {
+            max(now, fullAt.subtracting(room))
+        }
+    }
+
+    struct Queued {
+        var id: UInt64
+        var ask: Ask
+        /// When the waiter gives up; `nil`: never.
+        var deadline: Duration?
+        var waiter: Waiter
+    }
+
+    /// The instant the bucket is full again.
+    private(set) var fullAt: Duration
+    /// The refill and burst of the latest call, for the snapshot.
+    private(set) var refill: Duration
+    private(set) var burst: Int
+    /// `refill × burst`: the time a whole bucket takes to refill.
+    private var whole: Duration
+    /// The waiters, first in first out.
+    private(set) var queue: [Queued] = []
+    private var lastID: UInt64 = 0
+
+    /// A full bucket at `now`.
+    init(now: Duration, refill: Duration, burst: Int) {
+        fullAt = now
+        self.refill = refill
+        self.burst = burst
+        whole = Duration(attoseconds: refill.attoseconds &* Int128(burst))
+    }
+
+    /// What a call found.
+    enum Decision: Equatable {
+        case admitted
+        /// Not admitted: a call made now would wait this long (the waiters ahead counted).
+        case limited(retryAfter: Duration)
+    }
+
+    /// A call at `now`: admitted at once (and the bucket debited) when nobody waits and its
+    /// permits are free; otherwise nothing changes and the answer says how long it would wait.
+    mutating func call(at now: Duration, ask: Ask, refill: Duration, burst: Int) -> Decision {
+        self.refill = refill
+        self.burst = burst
+        whole = Duration(attoseconds: ask.cost.attoseconds &+ ask.room.attoseconds)
+        guard queue.isEmpty else {
+            return .limited(retryAfter: admissionForNewcomer(ask, at: now).subtracting(now))
+        }
+        // Nobody waits: the call's own admission decides (the common case, kept short).
+        // (Compared as attoseconds: `Duration`'s own comparison is a call into the runtime.)
+        let admission = fullAt.subtracting(ask.room)
+        guard admission.attoseconds <= now.attoseconds else {
+            return .limited(retryAfter: admission.subtracting(now))
+        }
+        fullAt = (fullAt.attoseconds < now.attoseconds ? now : fullAt).adding(ask.cost)
+        return .admitted
+    }
+
+    /// When a call asking `ask` at `now` is admitted if it joins the back of the queue and
+    /// nobody ahead gives up.
+    func admissionForNewcomer(_ ask: Ask, at now: Duration) -> Duration {
+        var full = fullAt
+        var at = now
+        for queued in queue {
+            at = max(at, queued.ask.admission(fullAt: full, now: at))
+            full = max(full, at).adding(queued.ask.cost)
+        }
+        return max(at, ask.admission(fullAt: full, now: at))
+    }
+
+    /// Queues a waiter at `now` (after ``call(at:ask:refill:burst:)`` said `.limited`);
+    /// returns its id, for ``withdraw(_:at:)``.
+    mutating func enqueue(_ waiter: Waiter, ask: Ask, deadline: Duration?) -> UInt64 {
+        lastID &+= 1
+        queue.append(Queued(id: lastID, ask: ask, deadline: deadline, waiter: waiter))
+        return lastID
+    }
+
+    /// What a step of time (or a withdrawal, or a reset) decided for the waiters.
+    struct Settled {
+        var admitted: [Waiter] = []
+        /// Waiters whose maximum wait ran out, with the wait a call of their weight made then
+        /// would face.
+        var expired: [(waiter: Waiter, retryAfter: Duration)] = []
+
+        var isEmpty: Bool { admitted.isEmpty && expired.isEmpty }
+    }
+
+    /// The clock reached `now`: admits the head while its permits are free, then lets go of
+    /// the waiters whose maximum wait has run out (a waiter admitted at its deadline is
+    /// admitted), and again, until nothing changes.
+    mutating func settle(at now: Duration) -> Settled {
+        var settled = Settled()
+        while true {
+            while let head = queue.first, head.ask.admission(fullAt: fullAt, now: now) <= now {
+                fullAt = max(fullAt, now).adding(head.ask.cost)
+                settled.admitted.append(queue.removeFirst().waiter)
+            }
+            guard let index = queue.firstIndex(where: { $0.deadline.map { $0 <= now } ?? false })
+            else { return settled }
+            let expired = queue.remove(at: index)
+            let after = admissionForNewcomer(expired.ask, at: now).subtracting(now)
+            settled.expired.append((expired.waiter, after))
+        }
+    }
+
+    /// Removes waiter `id` (its task was cancelled), if it still waits, and admits whoever it
+    /// held up. `nil` when it no longer waits (it was admitted or let go already).
+    mutating func withdraw(_ id: UInt64, at now: Duration) -> (Waiter, Settled)? {
+        guard let index = queue.firstIndex(where: { $0.id == id }) else { return nil }
+        let removed = queue.remove(at: index)
+        return (removed.waiter, settle(at: now))
+    }
+
+    /// Ends the key: every waiter is let go (returned, to be told), the bucket is full.
+    mutating func removeAll(at now: Duration) -> [Waiter] {
+        defer {
+            queue = []
+            fullAt = min(fullAt, now)
+        }
+        return queue.map(\.waiter)
+    }
+
+    /// Fills the bucket at `now`, and admits the waiters it lets through.
+    mutating func reset(at now: Duration) -> Settled {
+        fullAt = min(fullAt, now)
+        return settle(at: now)
+    }
+
+    /// When the timer must wake at `now`: with waiters, the head's admission or the first
+    /// deadline, whichever is first. With nobody waiting the timer only removes the key once its
+    /// bucket is full, and lazily: at the latest a whole bucket's refill after now. A key in
+    /// steady use keeps its bucket just short of full, so the instant it is full keeps moving;
+    /// a lazy timer is pushed back once per refill of the bucket, not once per call.
+    func wake(at now: Duration) -> Duration {
+        guard let head = queue.first else {
+            let lazy = now.adding(whole)
+            return fullAt.attoseconds > lazy.attoseconds ? fullAt : lazy
+        }
+        var wake = head.ask.admission(fullAt: fullAt, now: .saturatedMin)
+        for queued in queue { if let deadline = queued.deadline { wake = min(wake, deadline) } }
+        return wake
+    }
+
+    /// Nobody waits and the bucket is full.
+    func isIdle(at now: Duration) -> Bool { queue.isEmpty && fullAt <= now }
+
+    /// The permits free at `now` (the waiters not counted), by the latest call's limit.
+    func tokens(at now: Duration) -> Int {
+        let debt = max(fullAt.subtracting(now), .zero)
+        let free = refill.saturatingMultiplied(by: burst).subtracting(debt)
+        guard free > .zero else { return 0 }
+        return Int(clamping: free.attoseconds / refill.attoseconds)
+    }
+
+    /// When the next single permit is free, at `now` or later (the waiters not counted).
+    func nextPermit(at now: Duration) -> Duration {
+        Ask(weight: 1, burst: burst, refill: refill).admission(fullAt: fullAt, now: now)
+    }
+}
+
+extension RateLimitState: Sendable where Waiter: Sendable {}
+extension RateLimitState.Queued: Sendable where Waiter: Sendable {}
+extension RateLimitState.Settled: Sendable where Waiter: Sendable {}

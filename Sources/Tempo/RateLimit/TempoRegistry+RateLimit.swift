@@ -1,0 +1,194 @@
+// A rate-limited key in the registry: its state machine as a registry entry, the call that
+// takes a permit at once, the wait for one, and the controls (a cancelled waiter, a reset).
+
+/// A call waiting for its permit, in its own task.
+struct PermitWaiter: Sendable {
+    let continuation: CheckedContinuation<SettleToken?, any Error>
+    /// The registry's clock, when it is deterministic: a waiter admitted by a timer takes a work
+    /// token from it, so an advance waits for what the waiter does with its permit.
+    let host: (any DeterministicClock)?
+}
+
+typealias RateLimitEntry = RateLimitState<PermitWaiter>
+
+/// A waiter's id in its key's queue, shared by the wait and its cancellation handler; written
+/// and read under the shard's lock (zero: not queued).
+final class PermitWaiterID: Sendable {
+    let value = Lock<UInt64>(0)
+}
+
+extension RateLimitState.Settled where Waiter == PermitWaiter {
+    /// Tells the waiters: admitted ones go on, expired ones throw. Called outside any lock.
+    func resume() {
+        for waiter in admitted {
+            waiter.continuation.resume(returning: waiter.host.map { SettleToken(host: $0) })
+        }
+        for (waiter, after) in expired {
+            waiter.continuation.resume(throwing: RateLimitError.limited(retryAfter: after))
+        }
+    }
+
+    /// The same, as an operation the registry launches after its lock (nothing when empty).
+    var operation: Operation? {
+        isEmpty ? nil : .sync({ self.resume() }, .taskContext)
+    }
+}
+
+extension RateLimitState: RegistryEntry where Waiter == PermitWaiter {
+    static func access<R>(
+        _ tables: inout TempoRegistry.Tables,
+        _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
+    ) -> R { body(&tables.rateLimits, &tables.ids) }
+
+    mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) {
+        let settled = settle(at: now)
+        return (settled.operation, isIdle(at: now) ? nil : wake(at: now))
+    }
+
+    /// Not reached (`cancelAll` leaves rate limits alone); if it were, the waiters would throw
+    /// `CancellationError`, not wait forever.
+    mutating func cancel(at now: Duration) -> (due: Operation?, dropped: Operation?) {
+        let waiters = removeAll(at: now)
+        guard !waiters.isEmpty else { return (nil, nil) }
+        return (
+            .sync(
+                { for w in waiters { w.continuation.resume(throwing: CancellationError()) } },
+                .taskContext), nil
+        )
+    }
+
+    mutating func flush(at now: Duration) -> Operation? { nil }
+    /// Read only after a flush that ran something; a rate limit's flush runs nothing.
+    var nextWake: Duration? { nil }
+    mutating func withdraw(_ ticket: Ticket) -> Bool { false }
+    var pendingDeadline: Duration? { nil }
+
+    func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
+        TempoSnapshot.Entry(
+            kind: .rateLimit, key: key.description,
+            state: .rateLimit(
+                tokens: tokens(at: now), nextPermitAt: nextPermit(at: now), waiters: queue.count))
+    }
+}
+
+/// What a call's transition returns to the entry path.
+struct RateLimitCall<Outcome: Sendable>: TransitionResult {
+    var outcome: Outcome
+    var timerWake: Duration?
+}
+
+/// How a call that may wait ended its turn under the lock.
+enum RateLimitWaitOutcome: Sendable {
+    case admitted, queued, cancelled
+}
+
+extension TempoRegistry {
+    /// Takes a permit at once, or says how long a call would wait: a clock read, a lock and a
+    /// table update. `bucket` is the limit's, with a positive burst at least `weight`.
+    @inline(__always)
+    func enterRateLimit(
+        _ key: GroupKey, weight: Int, bucket: (refill: Duration, burst: Int)
+    ) -> RateLimitEntry.Decision {
+        let now = clock.now()
+        let ask = RateLimitEntry.Ask(weight: weight, burst: bucket.burst, refill: bucket.refill)
+        return enter(
+            RateLimitEntry.self, key, ticket: nil,
+            new: { RateLimitEntry(now: now, refill: bucket.refill, burst: bucket.burst) }
+        ) { state in
+            let decision = state.call(
+                at: now, ask: ask, refill: bucket.refill, burst: bucket.burst)
+            return RateLimitCall(outcome: decision, timerWake: state.wake(at: now))
+        }.outcome
+    }
+
+    /// Waits in the key's queue for a permit, at most `maxWait` (`nil`: no limit). Returns the
+    /// work token of a waiter a timer admitted on a deterministic clock (finish it when the
+    /// permit's work is done). Throws `CancellationError` when the task is cancelled while
+    /// waiting (the waiter leaves the queue and takes nothing), ``RateLimitError/limited(retryAfter:)``
+    /// when `maxWait` runs out.
+    func waitForRatePermit(
+        _ key: GroupKey, weight: Int, bucket: (refill: Duration, burst: Int), maxWait: Duration?
+    ) async throws -> SettleToken? {
+        let ask = RateLimitEntry.Ask(weight: weight, burst: bucket.burst, refill: bucket.refill)
+        let waiterID = PermitWaiterID()
+        let host = clock.host
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let now = clock.now()
+                let outcome = enter(
+                    RateLimitEntry.self, key, ticket: nil,
+                    new: { RateLimitEntry(now: now, refill: bucket.refill, burst: bucket.burst) }
+                ) { state -> RateLimitCall<RateLimitWaitOutcome> in
+                    // A cancel before this point found no waiter: it is seen here instead.
+                    if Task.isCancelled {
+                        return RateLimitCall(outcome: .cancelled, timerWake: state.wake(at: now))
+                    }
+                    let decision = state.call(
+                        at: now, ask: ask, refill: bucket.refill, burst: bucket.burst)
+                    if decision == .admitted {
+                        return RateLimitCall(outcome: .admitted, timerWake: state.wake(at: now))
+                    }
+                    let id = state.enqueue(
+                        PermitWaiter(continuation: continuation, host: host), ask: ask,
+                        deadline: maxWait.map { now.adding($0) })
+                    waiterID.value.withLock { $0 = id }
+                    return RateLimitCall(outcome: .queued, timerWake: state.wake(at: now))
+                }.outcome
+                switch outcome {
+                case .admitted: continuation.resume(returning: nil)
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .queued: break
+                }
+            }
+        } onCancel: {
+            withdrawRateWaiter(key, waiterID)
+        }
+    }
+
+    /// The task of a waiter was cancelled: it leaves the queue (unless it was already admitted
+    /// or let go) and throws `CancellationError`; whoever it held up is admitted.
+    private func withdrawRateWaiter(_ key: GroupKey, _ waiterID: PermitWaiterID) {
+        var withdrawn: PermitWaiter?
+        let settled = controlRateLimit(key) { state, now -> RateLimitEntry.Settled? in
+            let id = waiterID.value.withLock { $0 }
+            guard id != 0, let (waiter, settled) = state.withdraw(id, at: now) else { return nil }
+            withdrawn = waiter
+            return settled
+        }
+        withdrawn?.continuation.resume(throwing: CancellationError())
+        settled?.resume()
+    }
+
+    /// Fills the bucket of the rate limit `identifier`; see ``Tempo/resetRateLimit(identifier:)``.
+    ///
+    /// ```swift
+    /// registry.resetRateLimit(identifier: "api")
+    /// ```
+    public func resetRateLimit(identifier: String) {
+        controlRateLimit(.name(identifier)) { state, now in state.reset(at: now) }?.resume()
+    }
+
+    /// Applies `change` to the live entry of `key` under its lock; an entry left idle leaves its
+    /// table, otherwise its timer is kept in step. Returns what `change` returned.
+    private func controlRateLimit<R: Sendable>(
+        _ key: GroupKey, _ change: (inout RateLimitEntry, Duration) -> R?
+    ) -> R? {
+        let now = clock.now()
+        let (result, timer) = shard(key).tables.withLock { tables in
+            RateLimitEntry.access(&tables) { table, ids -> (R?, TimerRef?) in
+                guard var slot = table[key], let result = change(&slot.state, now) else {
+                    return (nil, nil)
+                }
+                if slot.state.isIdle(at: now) {
+                    table.removeLive(key)
+                    return (result, slot.timer)
+                }
+                arm(&slot, key: key, wake: slot.state.wake(at: now), ids: &ids)
+                table[key] = slot
+                return (result, nil)
+            }
+        }
+        timer?.cancel()
+        return result
+    }
+}
