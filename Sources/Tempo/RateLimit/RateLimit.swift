@@ -20,10 +20,28 @@
 /// - Huge values saturate: `RateLimit(1, per: .seconds(Int64.max))` refills once in no
 ///   program's life, and `RateLimit(.max, per: .nanoseconds(1))` never waits.
 public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
+    /// Whether two limits have the same permits, interval and burst.
+    ///
+    /// ```swift
+    /// // true: the burst defaults to the permits
+    /// RateLimit(10, per: .seconds(1)) == RateLimit(10, per: .seconds(1), burst: 10)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - lhs: A limit.
+    ///   - rhs: Another limit.
+    /// - Returns: `true` when permits, interval and burst are all equal.
     public static func == (lhs: RateLimit, rhs: RateLimit) -> Bool {
         (lhs.permits, lhs.interval, lhs.burst) == (rhs.permits, rhs.interval, rhs.burst)
     }
 
+    /// Hashes the permits, interval and burst, the parts ``==(_:_:)`` compares.
+    ///
+    /// ```swift
+    /// let limits: Set = [RateLimit(10, per: .seconds(1)), RateLimit(1, per: .seconds(1))]
+    /// ```
+    ///
+    /// - Parameter hasher: The hasher to feed.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(permits)
         hasher.combine(interval)
@@ -42,6 +60,12 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     /// ```swift
     /// let search = RateLimit(5, per: .seconds(1), burst: 2)
     /// ```
+    ///
+    /// - Parameters:
+    ///   - permits: The permits added per `interval`; zero or less: no permit is ever free.
+    ///   - interval: The time over which `permits` permits are added; zero or less: no limit.
+    ///   - burst: The most permits the bucket holds; `nil` (the default) is `permits`, below 1
+    ///     is 1.
     public init(_ permits: Int, per interval: Duration, burst: Int? = nil) {
         self.permits = permits
         self.interval = interval
@@ -53,6 +77,11 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     /// The bucket a call is measured against, worked out by `bucket(permits:interval:burst:)`.
     let bucket: (refill: Duration, burst: Int)?
 
+    /// The limit as text, such as `10 per 1.000 s, burst 10`.
+    ///
+    /// ```swift
+    /// print(RateLimit(10, per: .seconds(1)))
+    /// ```
     public var description: String {
         "\(permits) per \(formatDuration(interval)), burst \(burst)"
     }
@@ -96,6 +125,9 @@ public struct RateLimitPolicy: Sendable, Hashable {
     /// ```swift
     /// let policy = RateLimitPolicy.wait(atMost: .seconds(2))
     /// ```
+    ///
+    /// - Parameter limit: The longest a call waits for its permits.
+    /// - Returns: The policy.
     public static func wait(atMost limit: Duration) -> RateLimitPolicy {
         RateLimitPolicy(maxWait: max(limit, .zero))
     }

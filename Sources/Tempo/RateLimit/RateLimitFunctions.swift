@@ -45,6 +45,11 @@
 ///   - line: The caller's line, filled in for you.
 ///   - column: The caller's column, filled in for you.
 ///   - operation: The work to run once admitted, in the caller's isolation.
+/// - Returns: What `operation` returns.
+/// - Throws: ``RateLimitError/limited(retryAfter:)`` when `policy` gives up waiting,
+///   ``RateLimitError/cannotAdmit(weight:burst:)`` when `weight` exceeds the burst (or no
+///   permit is ever free), `CancellationError` when the task is cancelled before it is
+///   admitted, and whatever `operation` throws.
 public func rateLimit<Value>(
     _ limit: RateLimit,
     weight: Int = 1,
@@ -71,6 +76,20 @@ public func rateLimit<Value>(
 /// ```swift
 /// try await rateLimit(RateLimit(2, per: .seconds(1)), identifier: "uploads")
 /// ```
+///
+/// - Parameters:
+///   - limit: The permits per interval and the burst.
+///   - weight: How many permits this call takes. Defaults to 1.
+///   - policy: Wait (at most how long) or reject when no permit is free.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     that groups calls when `identifier` is `nil`.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+/// - Throws: ``RateLimitError/limited(retryAfter:)`` when `policy` gives up waiting,
+///   ``RateLimitError/cannotAdmit(weight:burst:)`` when `weight` exceeds the burst (or no
+///   permit is ever free), and `CancellationError` when the task is cancelled before it is
+///   admitted.
 public func rateLimit(
     _ limit: RateLimit,
     weight: Int = 1,
@@ -102,6 +121,18 @@ public func rateLimit(
 ///     }
 /// }
 /// ```
+///
+/// - Parameters:
+///   - limit: The permits per interval and the burst.
+///   - weight: How many permits this call takes. Defaults to 1; zero or less takes nothing.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     that groups calls when `identifier` is `nil`.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+/// - Throws: ``RateLimitError/limited(retryAfter:)`` when the permits are not free now (or
+///   others are waiting), ``RateLimitError/cannotAdmit(weight:burst:)`` when `weight`
+///   exceeds the burst or no permit is ever free.
 public func takeRatePermit(
     _ limit: RateLimit,
     weight: Int = 1,
@@ -129,6 +160,8 @@ public func takeRatePermit(
 /// ```swift
 /// resetRateLimit(identifier: "api")   // the server's quota was reset
 /// ```
+///
+/// - Parameter identifier: The identifier the rate-limited calls were made with.
 public func resetRateLimit(identifier: String) {
     TempoRegistry.current.resetRateLimit(identifier: identifier)
 }

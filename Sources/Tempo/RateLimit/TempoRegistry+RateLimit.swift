@@ -164,6 +164,8 @@ extension TempoRegistry {
     /// ```swift
     /// registry.resetRateLimit(identifier: "api")
     /// ```
+    ///
+    /// - Parameter identifier: The identifier the rate-limited calls were made with.
     public func resetRateLimit(identifier: String) {
         controlRateLimit(.name(identifier)) { state, now in state.reset(at: now) }?.resume()
     }
