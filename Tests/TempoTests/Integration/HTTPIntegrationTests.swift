@@ -205,13 +205,15 @@ struct HTTPIntegrationTests {
         defer { server.stop() }
         let key = UUID().uuidString
         let attempts = Lock(0)
-        await #expect(throws: TimeoutError.timedOut(.milliseconds(200))) {
+        // A second per attempt, so that each request reaches the server before its timeout
+        // even on a loaded machine (with 200 ms, a load average near 40 once kept one away).
+        await #expect(throws: TimeoutError.timedOut(.seconds(1))) {
             try await retry(
                 2, backoff: .constant(.milliseconds(100)),
                 shouldRetry: { $0 is TimeoutError },
                 operation: {
                     attempts.withLock { $0 += 1 }
-                    return try await timeout(.milliseconds(200)) {
+                    return try await timeout(.seconds(1)) {
                         try await client.get(server.url("/slow?key=\(key)&delay=5"))
                     }
                 })
