@@ -2,8 +2,8 @@
 /// call runs gets the operation's value or error; every other caller is settled at once.
 ///
 /// Calls are grouped and timed exactly as by
-/// ``debounce(_:identifier:by:option:maxWait:fileID:line:column:onError:operation:)``, in
-/// every ``DebounceOptions`` mode and with `maxWait`. The call is applied before the first
+/// ``debounce(_:identifier:by:option:maxWait:fileID:line:column:onError:operation:)-(_,_,_,_,_,StaticString,_,_,_,_)``,
+/// in every ``DebounceOptions`` mode and with `maxWait`. The call is applied before the first
 /// suspension, in the order calls are made, stamped with the clock reading at the call. What
 /// each caller gets:
 ///

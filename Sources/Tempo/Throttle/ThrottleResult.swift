@@ -2,8 +2,8 @@
 /// call runs gets the operation's value or error; every other caller is settled at once.
 ///
 /// Calls are grouped and timed exactly as by
-/// ``throttle(_:identifier:by:option:fileID:line:column:onError:operation:)``, in every
-/// ``ThrottleOptions`` mode. The call is applied before the first suspension, in the order
+/// ``throttle(_:identifier:by:option:fileID:line:column:onError:operation:)-(_,_,_,_,StaticString,_,_,_,_)``,
+/// in every ``ThrottleOptions`` mode. The call is applied before the first suspension, in the order
 /// calls are made, stamped with the clock reading at the call. What each caller gets:
 ///
 /// - The call runs (it opens the window, or is the trailing call kept for the window's end):
