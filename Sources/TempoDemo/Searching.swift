@@ -40,7 +40,7 @@ import Tempo
 
 @MainActor func searching() async {
     for latestWins in [false, true] {
-        print("▶ Debouncer(.milliseconds(150)).result(latestWins: \(latestWins)) — a search view model")
+        print("▶ Debouncer(.milliseconds(150)).result(latestWins: \(latestWins)) — a search model")
         print(
             latestWins
                 ? "  The newer search cancels the older one still running: \"sw\" never lands."
