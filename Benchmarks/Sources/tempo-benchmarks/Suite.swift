@@ -14,7 +14,7 @@ func progress(_ message: String) {
 
 /// The parts of the suite, for `--only`.
 enum Section: String, CaseIterable, Sendable {
-    case costs, concurrency, shards, memory, lateness, ordering
+    case costs, concurrency, shards, memory, lateness, ordering, results
 }
 
 /// Runs every benchmark and checks the targets.
@@ -46,6 +46,7 @@ struct Suite {
         if sections.contains(.memory) { memory(into: &report) }
         if sections.contains(.lateness) { await lateness(into: &report) }
         if sections.contains(.ordering) { await ordering(into: &report) }
+        if sections.contains(.results) { await results(into: &report) }
 
         report.wallSeconds = (ContinuousClock.now - started).nanoseconds / 1e9
         return report
