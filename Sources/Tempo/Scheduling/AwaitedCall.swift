@@ -15,9 +15,12 @@ final class RunOutcome<T: Sendable>: LatestRun {
     }
 
     private let state = Lock<State>(.running)
-    /// The task running the operation, once it is made; cancelled by the caller's cancellation
-    /// and by a newer latest-wins run.
-    private let task = Lock<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
+    /// The task running the operation.
+    let handle: RunHandle
+
+    init(_ handle: RunHandle) {
+        self.handle = handle
+    }
 
     /// Settles the run with `result`, unless it is settled already. `token`, when given, is
     /// the work of delivering the outcome: it stays open until the caller has it in hand.
@@ -65,6 +68,19 @@ final class RunOutcome<T: Sendable>: LatestRun {
         return try result.get()
     }
 
+    func settleOvertaken() -> Bool {
+        settle(.failure(DiscardedCall.overtaken))
+    }
+
+    func cancelRun() { handle.cancelRun() }
+}
+
+/// The task that runs a granted awaited call, for cancelling it: by the caller's cancellation,
+/// or by a newer latest-wins run. Not generic, so that a call that never runs touches no
+/// generic type.
+final class RunHandle: Sendable {
+    private let task = Lock<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
+
     func setTask(_ made: Task<Void, Never>) {
         let cancelled = task.withLock { task -> Bool in
             task.task = made
@@ -79,10 +95,6 @@ final class RunOutcome<T: Sendable>: LatestRun {
             task.cancelled = true
             return task.task
         }?.cancel()
-    }
-
-    func settleOvertaken() -> Bool {
-        settle(.failure(DiscardedCall.overtaken))
     }
 }
 
@@ -119,17 +131,44 @@ nonisolated(nonsending) func awaitTicketedCall<T: Sendable>(
     register: (Operation) -> Void
 ) async throws -> T {
     let ticket = Ticket()
-    let outcome = RunOutcome<T>()
+    let handle = RunHandle()
     register(.ticket(ticket))
-    return try await withTaskCancellationHandler {
+    let token = try await waitForGrant(ticket, handle)
+    return try await runGranted(
+        ticket, handle, token: token, site: site, by: actorType, latestWins: latestWins,
+        operation: operation)
+}
+
+/// Waits for the engine's verdict on `ticket`; returns the granted call's work token, or throws
+/// ``DiscardedCall/notRun`` (`CancellationError` when the caller's cancellation withdrew it).
+/// Not generic: a call that never runs costs no generic code.
+nonisolated(nonsending) private func waitForGrant(_ ticket: Ticket, _ handle: RunHandle)
+    async throws -> SettleToken?
+{
+    try await withTaskCancellationHandler {
         await ticket.wait()
         guard let token = ticket.grantedToken else {
             // Closed: withdrawn because this task was cancelled, or never to run.
             if Task.isCancelled { throw CancellationError() }
             throw DiscardedCall.notRun
         }
-        let clock = site.registry.clock
-        outcome.setTask(
+        return token
+    } onCancel: {
+        ticket.cancel()
+        handle.cancelRun()
+    }
+}
+
+/// Runs a granted call in one task, on its actor, and waits for its outcome.
+nonisolated(nonsending) private func runGranted<T: Sendable>(
+    _ ticket: Ticket, _ handle: RunHandle, token: SettleToken?, site: AwaitedCallSite,
+    by actorType: ActorType, latestWins: Bool,
+    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> T
+) async throws -> T {
+    let outcome = RunOutcome<T>(handle)
+    let clock = site.registry.clock
+    return try await withTaskCancellationHandler {
+        handle.setTask(
             Task {
                 // Bound out here: a closure handed to `withValue` inside `run` would leave the
                 // actor.
@@ -156,8 +195,9 @@ nonisolated(nonsending) func awaitTicketedCall<T: Sendable>(
             })
         return try await outcome.value()
     } onCancel: {
+        // Up to the claim, the call is withdrawn; after it, the operation's task is cancelled.
         ticket.cancel()
-        outcome.cancelRun()
+        handle.cancelRun()
     }
 }
 
