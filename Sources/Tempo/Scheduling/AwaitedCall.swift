@@ -172,6 +172,10 @@ nonisolated(nonsending) private func runGranted<T: Sendable>(
             Task {
                 // Bound out here: a closure handed to `withValue` inside `run` would leave the
                 // actor.
+                // A latest-wins run overtakes the one in flight as soon as it is released, before
+                // it waits for its actor: on `.ownedActor` the older run holds the actor's turn
+                // until it returns, so overtaking at the claim would wait for it to finish.
+                let latest = latestWins ? LatestRuns.begin(site, outcome) : nil
                 await SettleToken.$current.withValue(token) {
                     await actorType.run {
                         // The claim is made on the actor: a cancel that returned first wins.
@@ -179,7 +183,6 @@ nonisolated(nonsending) private func runGranted<T: Sendable>(
                             outcome.settle(.failure(CancellationError()))
                             return
                         }
-                        let latest = latestWins ? LatestRuns.begin(site, outcome) : nil
                         let result: Result<T, any Error>
                         do {
                             result = .success(try await operation())
@@ -187,9 +190,9 @@ nonisolated(nonsending) private func runGranted<T: Sendable>(
                             result = .failure(error)
                         }
                         outcome.settle(result, token: clock.settleToken())
-                        if let latest { LatestRuns.end(latest, outcome) }
                     }
                 }
+                if let latest { LatestRuns.end(latest, outcome) }
                 // After `run` has given up the actor's turn.
                 token?.finish()
             })

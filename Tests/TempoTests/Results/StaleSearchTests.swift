@@ -121,3 +121,41 @@ import Testing
         }
     }
 }
+
+/// On `.ownedActor` an asynchronous operation holds the actor's turn until it returns: a newer
+/// latest-wins run overtakes the older one when it is released, not once it has the turn
+/// (which the older run would only give up when done).
+@MainActor @Suite(.timeLimit(.minutes(5))) struct StaleSearchOnOwnedActorTests {
+    @Test(arguments: [false, true])
+    func theNewerRunOvertakesTheOlderOneHoldingTheActor(_ latestWins: Bool) async {
+        await onMainManualClock { clock, _ in
+            let debouncer = Debouncer(.milliseconds(300), by: .ownedActor)
+            let published = Log<String>()
+            func type(_ query: String) async -> Task<Void, any Error> {
+                await started {
+                    do {
+                        let found = try await debouncer.result(latestWins: latestWins) {
+                            TempoActor.shared.assertIsolated()
+                            try await clock.sleep(for: .milliseconds(query.count < 3 ? 500 : 50))
+                            return "\(query)!@\(Int(clock.now.offset / .milliseconds(1)))"
+                        }
+                        published.append(found)
+                    } catch {
+                        published.append("\(error)")
+                    }
+                }
+            }
+            let first = await type("sw")
+            await clock.advance(by: .milliseconds(400))
+            let second = await type("swift")
+            await clock.advance(by: .seconds(2))
+            _ = try? await first.value
+            _ = try? await second.value
+            // Without latest wins the newer run waits for the older one's turn: 800 + 50 ms.
+            #expect(
+                published.all
+                    == (latestWins
+                        ? ["\(DiscardedCall.overtaken)", "swift!@750"] : ["sw!@800", "swift!@850"]))
+        }
+    }
+}
