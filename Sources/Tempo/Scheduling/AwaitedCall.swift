@@ -45,6 +45,16 @@ final class RunOutcome<T: Sendable>: LatestRun {
         return settled
     }
 
+    /// Whether the outcome is decided (handed over or waiting to be).
+    var isSettled: Bool {
+        state.withLock { state -> Bool in
+            switch state {
+            case .running, .waiting: return false
+            case .settled, .delivered: return true
+            }
+        }
+    }
+
     /// Waits for the outcome, then finishes its delivery token and returns or throws it.
     nonisolated(nonsending) func value() async throws -> T {
         let (result, token) = await withCheckedContinuation { continuation in
@@ -183,6 +193,9 @@ nonisolated(nonsending) private func runGranted<T: Sendable>(
                             outcome.settle(.failure(CancellationError()))
                             return
                         }
+                        // Overtaken before it started (a newer run was released while this one
+                        // waited for its actor): its outcome is discarded, so it does not run.
+                        if outcome.isSettled { return }
                         let result: Result<T, any Error>
                         do {
                             result = .success(try await operation())
