@@ -227,3 +227,11 @@ public let refresher = Throttler(.seconds(5), by: .ownedActor)
     public let likeThrottler = Throttler(.seconds(2))
     public func search(_ text: String) {}
 }
+
+// MARK: Awaited results (debounceResult, throttleResult, Debouncer.result)
+
+extension API {
+    public func search(_ query: String) async throws -> [String] { [] }
+}
+
+public let searcher = Debouncer(.milliseconds(300))

@@ -190,6 +190,7 @@ await scenario(
 }
 
 await wrappingWork()
+await searching()
 
 print("▶ Control and scoped objects")
 let saves = Recorder()

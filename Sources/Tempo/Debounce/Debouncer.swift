@@ -48,8 +48,8 @@ public final class Debouncer: Sendable {
     /// let cap = saver.maxWait   // .seconds(10), or nil
     /// ```
     public let maxWait: Duration?
-    private let registry: TempoRegistry
-    private let key = GroupKey.newInstance()
+    let registry: TempoRegistry
+    let key = GroupKey.newInstance()
 
     /// A debouncer with its own group in `registry`.
     ///

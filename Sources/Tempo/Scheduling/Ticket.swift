@@ -74,8 +74,15 @@ final class Ticket: Sendable {
         }?(self)
     }
 
-    /// Waits until the engine has decided.
-    func wait() async {
+    /// Waits until the engine has decided, on the caller's executor: a call already decided (a
+    /// dropped awaited call) costs no hop.
+    nonisolated(nonsending) func wait() async {
+        // Decided already (a call the engine dropped or ran at once): no suspension at all.
+        let decided = state.withLock { state -> Bool in
+            if case .undecided = state { return false }
+            return true
+        }
+        if decided { return }
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state -> Bool in
                 switch state {

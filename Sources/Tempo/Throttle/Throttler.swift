@@ -38,8 +38,8 @@ public final class Throttler: Sendable {
     /// let option = progress.option   // .ensureLast
     /// ```
     public let option: ThrottleOptions
-    private let registry: TempoRegistry
-    private let key = GroupKey.newInstance()
+    let registry: TempoRegistry
+    let key = GroupKey.newInstance()
 
     /// A throttler with its own group in `registry`.
     ///

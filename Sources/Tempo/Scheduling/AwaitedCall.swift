@@ -1,0 +1,256 @@
+// The awaited forms of `debounce` and `throttle`: the caller registers a ticket, as the
+// `Task`-returning forms do, and then waits in its own task, with no task made for it. A call
+// that never runs is settled when its ticket is closed; a call that runs gets one task, which
+// runs the operation on its actor and hands the outcome back through a `RunOutcome`.
+
+/// The outcome of one run, handed to its awaiting caller once: the operation's value or error,
+/// ``DiscardedCall/overtaken`` when a newer latest-wins run starts first, or
+/// `CancellationError` when the caller's cancellation stopped the run before it started.
+final class RunOutcome<T: Sendable>: LatestRun {
+    private enum State {
+        case running
+        case waiting(CheckedContinuation<(Result<T, any Error>, SettleToken?), Never>)
+        case settled(Result<T, any Error>, SettleToken?)
+        case delivered
+    }
+
+    private let state = Lock<State>(.running)
+    /// The task running the operation.
+    let handle: RunHandle
+
+    init(_ handle: RunHandle) {
+        self.handle = handle
+    }
+
+    /// Settles the run with `result`, unless it is settled already. `token`, when given, is
+    /// the work of delivering the outcome: it stays open until the caller has it in hand.
+    /// Returns whether this settled it.
+    @discardableResult
+    func settle(_ result: Result<T, any Error>, token: SettleToken? = nil) -> Bool {
+        let (waiter, settled) = state.withLock {
+            state -> (CheckedContinuation<(Result<T, any Error>, SettleToken?), Never>?, Bool) in
+            switch state {
+            case .running:
+                state = .settled(result, token)
+                return (nil, true)
+            case .waiting(let continuation):
+                state = .delivered
+                return (continuation, true)
+            case .settled, .delivered:
+                return (nil, false)
+            }
+        }
+        if !settled { token?.finish() }
+        waiter?.resume(returning: (result, token))
+        return settled
+    }
+
+    /// Whether the outcome is decided (handed over or waiting to be).
+    var isSettled: Bool {
+        state.withLock { state -> Bool in
+            switch state {
+            case .running, .waiting: return false
+            case .settled, .delivered: return true
+            }
+        }
+    }
+
+    /// Waits for the outcome, then finishes its delivery token and returns or throws it.
+    nonisolated(nonsending) func value() async throws -> T {
+        let (result, token) = await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> (Result<T, any Error>, SettleToken?)? in
+                switch state {
+                case .running:
+                    state = .waiting(continuation)
+                    return nil
+                case .settled(let result, let token):
+                    state = .delivered
+                    return (result, token)
+                case .waiting, .delivered:
+                    preconditionFailure("a run's outcome has one waiter")
+                }
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+        // The caller has the outcome: on its own actor, what it does next with it runs before
+        // a clock advance that waited for this token goes on.
+        token?.finish()
+        return try result.get()
+    }
+
+    func settleOvertaken() -> Bool {
+        settle(.failure(DiscardedCall.overtaken))
+    }
+
+    func cancelRun() { handle.cancelRun() }
+}
+
+/// The task that runs a granted awaited call, for cancelling it: by the caller's cancellation,
+/// or by a newer latest-wins run. Not generic, so that a call that never runs touches no
+/// generic type.
+final class RunHandle: Sendable {
+    private let task = Lock<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
+
+    func setTask(_ made: Task<Void, Never>) {
+        let cancelled = task.withLock { task -> Bool in
+            task.task = made
+            return task.cancelled
+        }
+        if cancelled { made.cancel() }
+    }
+
+    /// Cancels the task running the operation (now, or as soon as it is made).
+    func cancelRun() {
+        task.withLock { task -> Task<Void, Never>? in
+            task.cancelled = true
+            return task.task
+        }?.cancel()
+    }
+}
+
+/// A run in a latest-wins group, as ``LatestRuns`` sees it.
+protocol LatestRun: AnyObject, Sendable {
+    /// A newer run of the group started: tells this run's caller at once. Returns `false` when
+    /// the run's outcome was already settled.
+    func settleOvertaken() -> Bool
+    /// Cancels the task running the operation.
+    func cancelRun()
+}
+
+/// Where a helper's awaited call goes: the registry that times it, which table its group is in,
+/// and its group.
+struct AwaitedCallSite: Sendable {
+    enum Kind: UInt8, Sendable, Hashable {
+        case debounce
+        case throttle
+    }
+
+    let registry: TempoRegistry
+    let kind: Kind
+    let key: GroupKey
+}
+
+/// An awaited call: registers a ticket through `register` before its first suspension (so the
+/// call is applied in call order, stamped at the call), waits for the engine's verdict and, if
+/// granted, runs `operation` on `actorType` in one task and returns its outcome.
+nonisolated(nonsending) func awaitTicketedCall<T: Sendable>(
+    _ site: AwaitedCallSite,
+    by actorType: ActorType,
+    latestWins: Bool,
+    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> T,
+    register: (Operation) -> Void
+) async throws -> T {
+    let ticket = Ticket()
+    let handle = RunHandle()
+    register(.ticket(ticket))
+    let token = try await waitForGrant(ticket, handle)
+    return try await runGranted(
+        ticket, handle, token: token, site: site, by: actorType, latestWins: latestWins,
+        operation: operation)
+}
+
+/// Waits for the engine's verdict on `ticket`; returns the granted call's work token, or throws
+/// ``DiscardedCall/notRun`` (`CancellationError` when the caller's cancellation withdrew it).
+/// Not generic: a call that never runs costs no generic code.
+nonisolated(nonsending) private func waitForGrant(_ ticket: Ticket, _ handle: RunHandle)
+    async throws -> SettleToken?
+{
+    try await withTaskCancellationHandler {
+        await ticket.wait()
+        guard let token = ticket.grantedToken else {
+            // Closed: withdrawn because this task was cancelled, or never to run.
+            if Task.isCancelled { throw CancellationError() }
+            throw DiscardedCall.notRun
+        }
+        return token
+    } onCancel: {
+        ticket.cancel()
+        handle.cancelRun()
+    }
+}
+
+/// Runs a granted call in one task, on its actor, and waits for its outcome.
+nonisolated(nonsending) private func runGranted<T: Sendable>(
+    _ ticket: Ticket, _ handle: RunHandle, token: SettleToken?, site: AwaitedCallSite,
+    by actorType: ActorType, latestWins: Bool,
+    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> T
+) async throws -> T {
+    let outcome = RunOutcome<T>(handle)
+    let clock = site.registry.clock
+    return try await withTaskCancellationHandler {
+        handle.setTask(
+            Task {
+                // Bound out here: a closure handed to `withValue` inside `run` would leave the
+                // actor.
+                // A latest-wins run overtakes the one in flight as soon as it is released, before
+                // it waits for its actor: on `.ownedActor` the older run holds the actor's turn
+                // until it returns, so overtaking at the claim would wait for it to finish.
+                let latest = latestWins ? LatestRuns.begin(site, outcome) : nil
+                await SettleToken.$current.withValue(token) {
+                    await actorType.run {
+                        // The claim is made on the actor: a cancel that returned first wins.
+                        guard ticket.start() != nil else {
+                            outcome.settle(.failure(CancellationError()))
+                            return
+                        }
+                        // Overtaken before it started (a newer run was released while this one
+                        // waited for its actor): its outcome is discarded, so it does not run.
+                        if outcome.isSettled { return }
+                        let result: Result<T, any Error>
+                        do {
+                            result = .success(try await operation())
+                        } catch {
+                            result = .failure(error)
+                        }
+                        outcome.settle(result, token: clock.settleToken())
+                    }
+                }
+                if let latest { LatestRuns.end(latest, outcome) }
+                // After `run` has given up the actor's turn.
+                token?.finish()
+            })
+        return try await outcome.value()
+    } onCancel: {
+        // Up to the claim, the call is withdrawn; after it, the operation's task is cancelled.
+        ticket.cancel()
+        handle.cancelRun()
+    }
+}
+
+/// The run in flight of each latest-wins group, in every registry: starting a run overtakes
+/// the one before it, under one lock, so that no run's outcome is handed over once a newer run
+/// of its group has started.
+enum LatestRuns {
+    struct Key: Hashable, Sendable {
+        let registry: ObjectIdentifier
+        let kind: AwaitedCallSite.Kind
+        let key: GroupKey
+    }
+
+    private static let runs = Lock<[Key: any LatestRun]>([:])
+
+    /// Makes `run` its group's run in flight and overtakes the previous one. Returns the key to
+    /// pass to ``end(_:_:)``.
+    static func begin(_ site: AwaitedCallSite, _ run: any LatestRun) -> Key {
+        let key = Key(registry: ObjectIdentifier(site.registry), kind: site.kind, key: site.key)
+        // Settled under the lock: a run hands its outcome over either before this point (and
+        // the newer run starts after it) or not at all.
+        let overtaken = runs.withLock { runs -> (any LatestRun)? in
+            guard let previous = runs.updateValue(run, forKey: key) else { return nil }
+            return previous.settleOvertaken() ? previous : nil
+        }
+        // Outside the lock: cancelling runs the task's cancellation handlers.
+        overtaken?.cancelRun()
+        return key
+    }
+
+    /// The run has ended: it leaves the table unless a newer run has taken its place.
+    static func end(_ key: Key, _ run: any LatestRun) {
+        runs.withLock { runs in
+            if runs[key] === run { runs[key] = nil }
+        }
+    }
+
+    /// How many groups have a latest-wins run in flight (for tests).
+    static var count: Int { runs.withLock { $0.count } }
+}
