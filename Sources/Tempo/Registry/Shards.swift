@@ -28,12 +28,17 @@ extension TempoRegistry {
         /// shard). Each also has a ``RunningWork`` entry, which is what ``count`` counts.
         var namedRepeats: [String: RepeatControl] = [:]
         var ids: IDSource
+        var concurrencyLimits: [GroupKey: Slot<ConcurrencyLimitState<LimitWaiter>>] = [:]
 
-        var count: Int { debounces.count + throttles.count + delays.count + running.count }
+        var count: Int {
+            debounces.count + throttles.count + delays.count + running.count
+                + concurrencyLimits.count
+        }
 
         var capacity: Int {
             debounces.capacity + throttles.capacity + delays.capacity + running.capacity
                 + namedRepeats.capacity
+                + concurrencyLimits.capacity
         }
     }
 

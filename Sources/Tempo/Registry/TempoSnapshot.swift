@@ -20,6 +20,7 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
     /// What kind of helper a live entry belongs to.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         case debounce, throttle, delay, `repeat`, retry, timeout, timing
+        case concurrencyLimit
     }
 
     /// What a live entry is doing.
@@ -41,6 +42,8 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         case timeout(deadline: Duration)
         /// A running `time` measurement, started at `startedAt`.
         case timing(startedAt: Duration)
+        /// A concurrency limit: `running` calls hold a slot, `queued` more wait for one.
+        case concurrencyLimit(running: Int, queued: Int)
     }
 
     /// One live key.
@@ -82,6 +85,8 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
             return "expires at \(at(deadline))"
         case .timing(let startedAt):
             return "started at \(formatDuration(startedAt))"
+        case .concurrencyLimit(let running, let queued):
+            return "\(running) running, \(queued) queued"
         }
     }
 }
