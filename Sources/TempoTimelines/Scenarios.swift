@@ -236,5 +236,6 @@ func allTimelines() async -> [Timeline] {
         await repeatTimeline(.fixedDelay),
         await repeatTimeline(.fixedRate),
         await retryTimeline(),
+        await concurrencyLimitTimeline(),
     ]
 }

@@ -46,6 +46,9 @@ struct Suite {
         if sections.contains(.memory) { memory(into: &report) }
         if sections.contains(.lateness) { await lateness(into: &report) }
         if sections.contains(.ordering) { await ordering(into: &report) }
+        if sections.contains(.costs) {
+            await concurrencyLimitCosts(into: &report, floor: floor.median)
+        }
 
         report.wallSeconds = (ContinuousClock.now - started).nanoseconds / 1e9
         return report

@@ -3,7 +3,7 @@
 /// ```swift
 /// do {
 ///     let page = try await concurrencyLimit(4, queue: 16, identifier: "api") {
-///         try await fetchPage()
+///         try await api.page(1)
 ///     }
 ///     print(page)
 /// } catch ConcurrencyLimitError.queueFull(let running, let queued) {
@@ -58,8 +58,8 @@ public enum ConcurrencyLimitError: Error, Equatable, Hashable, Sendable {
 /// calls while any runs or waits, and leaves the registry when the last one ends.
 ///
 /// ```swift
-/// let image = try await concurrencyLimit(4, identifier: "thumbnails") {
-///     try await renderThumbnail(of: file)
+/// let bytes = try await concurrencyLimit(4, identifier: "downloads") {
+///     try await api.download(url)
 /// }
 /// ```
 ///

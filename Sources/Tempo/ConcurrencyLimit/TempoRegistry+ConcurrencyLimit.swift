@@ -5,6 +5,19 @@
 /// The entry of one concurrency-limited key.
 typealias LimitEntry = ConcurrencyLimitState<LimitWaiter>
 
+extension Dictionary {
+    /// `removeLive(_:)` for an entry already found: no second hash.
+    fileprivate mutating func removeLive(at index: Index) -> Value {
+        let removed = remove(at: index).value
+        if capacity > 64, count * 8 < capacity {
+            var compact = [Key: Value](minimumCapacity: count)
+            for (key, value) in self { compact[key] = value }
+            self = compact
+        }
+        return removed
+    }
+}
+
 extension ConcurrencyLimitState: RegistryEntry where Waiter == LimitWaiter {
     static func access<R>(
         _ tables: inout TempoRegistry.Tables,
@@ -64,8 +77,8 @@ extension TempoRegistry {
                         armLimitTimer(&table.values[index], key: key, wake: wake, ids: &ids)
                     }
                 case .queueFull, .timedOut:
-                    // A call is turned away only when others hold slots, so the entry is live.
-                    if table[key]?.state.isIdle == true { _ = table.removeLive(key) }
+                    // Turned away only while others hold slots: the entry stays, as it was.
+                    break
                 }
                 return (admission, waiter)
             }
@@ -91,7 +104,7 @@ extension TempoRegistry {
                 guard let index = table.index(forKey: key) else { return ([], nil) }
                 let admitted = table.values[index].state.release()
                 guard table.values[index].state.isIdle else { return (admitted, nil) }
-                return (admitted, table.removeLive(key)?.timer)
+                return (admitted, table.removeLive(at: index).timer)
             }
         }
         timer?.cancel()
