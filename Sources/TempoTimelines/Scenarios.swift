@@ -238,5 +238,6 @@ func allTimelines() async -> [Timeline] {
         await retryTimeline(),
         await rateLimitTimeline(waiting: true),
         await rateLimitTimeline(waiting: false),
+        await concurrencyLimitTimeline(),
     ]
 }

@@ -49,6 +49,9 @@ struct Suite {
         if sections.contains(.ordering) { await ordering(into: &report) }
         if sections.contains(.rateLimit) { await rateLimitCosts(into: &report) }
         if sections.contains(.results) { await results(into: &report) }
+        if sections.contains(.costs) {
+            await concurrencyLimitCosts(into: &report, floor: floor.median)
+        }
 
         report.wallSeconds = (ContinuousClock.now - started).nanoseconds / 1e9
         return report

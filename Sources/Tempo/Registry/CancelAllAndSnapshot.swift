@@ -80,6 +80,7 @@ extension TempoRegistry {
                 add(DelayState.self, from: &tables)
                 add(RunningWork.self, from: &tables)
                 add(RateLimitEntry.self, from: &tables)
+                add(ConcurrencyLimitState<LimitWaiter>.self, from: &tables)
             }
         }
         entries.sort { ($0.kind.rawValue, $0.key) < ($1.kind.rawValue, $1.key) }

@@ -29,16 +29,17 @@ extension TempoRegistry {
         var namedRepeats: [String: RepeatControl] = [:]
         var ids: IDSource
         var rateLimits: [GroupKey: Slot<RateLimitEntry>] = [:]
+        var concurrencyLimits: [GroupKey: Slot<ConcurrencyLimitState<LimitWaiter>>] = [:]
 
         var count: Int {
             debounces.count + throttles.count + delays.count + running.count
-                + rateLimits.count
+                + rateLimits.count + concurrencyLimits.count
         }
 
         var capacity: Int {
             debounces.capacity + throttles.capacity + delays.capacity + running.capacity
                 + namedRepeats.capacity
-                + rateLimits.capacity
+                + rateLimits.capacity + concurrencyLimits.capacity
         }
     }
 

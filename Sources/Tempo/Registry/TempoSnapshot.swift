@@ -103,6 +103,15 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// let limited = registry.snapshot().entries.filter { $0.kind == .rateLimit }.count
         /// ```
         case rateLimit
+        /// A concurrency-limited key
+        /// (``concurrencyLimit(_:queue:queueTimeout:identifier:isolation:fileID:line:column:operation:)``)
+        /// with calls running or queued; its state is
+        /// ``State/concurrencyLimit(running:queued:)``.
+        ///
+        /// ```swift
+        /// let limited = registry.snapshot().entries.filter { $0.kind == .concurrencyLimit }
+        /// ```
+        case concurrencyLimit
     }
 
     /// What a live entry is doing. Instants are on the registry's clock, like
@@ -185,6 +194,14 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// }
         /// ```
         case rateLimit(tokens: Int, nextPermitAt: Duration, waiters: Int)
+        /// A concurrency limit: `running` calls hold a slot, `queued` more wait for one.
+        ///
+        /// ```swift
+        /// if case .concurrencyLimit(let running, let queued) = entry.state {
+        ///     print("\(running) running, \(queued) queued")
+        /// }
+        /// ```
+        case concurrencyLimit(running: Int, queued: Int)
     }
 
     /// One live key: which helper, under which name, doing what.
@@ -253,6 +270,8 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
             return "started at \(formatDuration(startedAt))"
         case .rateLimit(let tokens, let next, let waiters):
             return "\(tokens) permits free, next at \(at(next)), \(waiters) waiting"
+        case .concurrencyLimit(let running, let queued):
+            return "\(running) running, \(queued) queued"
         }
     }
 }

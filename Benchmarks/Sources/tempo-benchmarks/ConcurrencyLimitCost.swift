@@ -1,0 +1,103 @@
+import Tempo
+
+// The cost of `concurrencyLimit` at the caller, against the floor: an admitted call (a slot
+// taken and given back around an operation that does nothing) and a call turned away at once
+// (the limit reached and the queue full).
+
+/// Admitted calls one after another; with `busy` another call holds a slot meanwhile, so the key
+/// stays live (otherwise every call makes the key's entry and removes it). Nanoseconds per call.
+func concurrencyLimitAdmitted(calls: Int, busy: Bool) async -> Double {
+    let identifier = busy ? "limit-busy" : "limit-idle"
+    let holder = busy ? await holdSlot(identifier, limit: 2) : nil
+    let start = ContinuousClock.now
+    for _ in 0..<calls {
+        _ = try? await concurrencyLimit(2, identifier: identifier) {}
+    }
+    let ns = (ContinuousClock.now - start).nanoseconds
+    await holder?.release()
+    return ns / Double(calls)
+}
+
+/// Calls turned away at once: one call holds the only slot and the queue takes nobody.
+/// Nanoseconds per call.
+func concurrencyLimitRejected(calls: Int) async -> Double {
+    let holder = await holdSlot("limit-full", limit: 1)
+    let start = ContinuousClock.now
+    var rejected = 0
+    for _ in 0..<calls {
+        do {
+            try await concurrencyLimit(1, queue: 0, identifier: "limit-full") {}
+        } catch {
+            rejected += 1
+        }
+    }
+    let ns = (ContinuousClock.now - start).nanoseconds
+    await holder.release()
+    precondition(rejected == calls, "every call must be turned away")
+    return ns / Double(calls)
+}
+
+/// A call that holds a slot of `identifier` until released.
+private struct SlotHolder {
+    let task: Task<Void, Never>
+    let gate: AsyncStream<Void>.Continuation
+
+    func release() async {
+        gate.finish()
+        await task.value
+    }
+}
+
+private func holdSlot(_ identifier: String, limit: Int) async -> SlotHolder {
+    let (stream, gate) = AsyncStream<Void>.makeStream()
+    let (entered, enteredGate) = AsyncStream<Void>.makeStream()
+    let task = Task {
+        _ = try? await concurrencyLimit(limit, identifier: identifier) {
+            enteredGate.finish()
+            for await _ in stream {}
+        }
+    }
+    for await _ in entered {}
+    return SlotHolder(task: task, gate: gate)
+}
+
+extension Suite {
+    /// The rows and the targets of `concurrencyLimit`, as × the floor.
+    func concurrencyLimitCosts(into report: inout Report, floor: Double) async {
+        var idle: [Double] = []
+        var busy: [Double] = []
+        var rejected: [Double] = []
+        let calls = config.calls
+        for repetition in 0..<config.repetitions {
+            progress("concurrencyLimit: repetition \(repetition + 1) of \(config.repetitions)")
+            idle.append(await concurrencyLimitAdmitted(calls: calls, busy: false))
+            busy.append(await concurrencyLimitAdmitted(calls: calls, busy: true))
+            rejected.append(await concurrencyLimitRejected(calls: calls))
+        }
+        func add(_ name: String, _ values: [Double]) -> Double {
+            let stats = Stats(values)
+            report.rows.append(
+                Row(
+                    section: "cost per call", name: name, unit: .nanosecondsPerCall,
+                    stats: stats, ratioToFloor: stats.median / floor))
+            return stats.median / floor
+        }
+        let idleRatio = add("`concurrencyLimit`, admitted, the key otherwise idle", idle)
+        let busyRatio = add("`concurrencyLimit`, admitted beside a running call", busy)
+        let rejectedRatio = add("`concurrencyLimit`, turned away (queue full)", rejected)
+        report.targets.append(
+            Target(
+                name: "admitted `concurrencyLimit` call within 2× floor",
+                measured: format(busyRatio, digits: 2) + "× beside a running call, "
+                    + format(idleRatio, digits: 2) + "× on an idle key",
+                met: busyRatio <= 2,
+                note: "an admitted call takes the shard's lock twice (take and give back the "
+                    + "slot); on an idle key it also makes and removes the key's entry."))
+        report.targets.append(
+            Target(
+                name: "rejected `concurrencyLimit` call within 2× floor",
+                measured: format(rejectedRatio, digits: 2) + "×",
+                met: rejectedRatio <= 2,
+                note: "one lock, then a thrown `ConcurrencyLimitError` (boxed as `any Error`)."))
+    }
+}

@@ -1,0 +1,180 @@
+/// Why `concurrencyLimit` did not run an operation.
+///
+/// ```swift
+/// do {
+///     let page = try await concurrencyLimit(4, queue: 16, identifier: "api") {
+///         try await api.page(1)
+///     }
+///     print(page)
+/// } catch ConcurrencyLimitError.queueFull(let running, let queued) {
+///     print("busy: \(running) running, \(queued) waiting")
+/// }
+/// ```
+public enum ConcurrencyLimitError: Error, Equatable, Hashable, Sendable {
+    /// The limit was reached and the queue was full: the call was turned away at once. The
+    /// values are the key's running and waiting calls when it arrived.
+    case queueFull(running: Int, queued: Int)
+    /// The call waited its whole `queueTimeout` (the associated value) without getting a slot,
+    /// or could not run at once and its `queueTimeout` was zero or negative.
+    case queueTimedOut(Duration)
+    /// The call was waiting when its key was reset with
+    /// ``resetConcurrencyLimit(identifier:)``.
+    case reset
+    /// `limit` was zero or negative; the associated value is what was passed.
+    case invalidLimit(Int)
+    /// `queue` was negative; the associated value is what was passed.
+    case invalidQueueLimit(Int)
+}
+
+/// Runs `operation` once at most `limit` calls of its key are running, in the caller's task
+/// and isolation, and returns its value or rethrows its error: a bulkhead.
+///
+/// Calls are grouped by call site, or by `identifier` when given (use one identifier for the
+/// calls that reach one service). For each key:
+/// - A call runs at once when fewer than `limit` run and nobody waits.
+/// - Otherwise it waits in the key's queue, first come first served, when fewer than `queue`
+///   wait (the default is no bound). It waits at most `queueTimeout` (default: as long as it
+///   takes) on the current registry's clock, then throws
+///   ``ConcurrencyLimitError/queueTimedOut(_:)``; a zero or negative `queueTimeout` means "do
+///   not wait": a call that cannot run at once throws that error at once.
+/// - Beyond that the call throws ``ConcurrencyLimitError/queueFull(running:queued:)`` at once.
+/// - The slot is released when the operation returns, throws or is cancelled, and goes
+///   straight to the first waiter, in the same step under the registry's lock: a call made
+///   meanwhile cannot take it (no barging), and a call never overtakes one that waits.
+/// - Cancelling a waiting call removes it from the queue at once and throws
+///   `CancellationError`; it takes no slot. A caller cancelled before the call throws
+///   `CancellationError` without entering the queue.
+/// - `limit <= 0` throws ``ConcurrencyLimitError/invalidLimit(_:)`` and a negative `queue`
+///   ``ConcurrencyLimitError/invalidQueueLimit(_:)``, without running. `Int.max` is a valid
+///   limit or queue, and any `queueTimeout` is safe.
+///
+/// Calls that share a key should pass the same limits. When they differ, each call is judged
+/// by its own: it runs once fewer than its own `limit` run, and joins the queue while fewer
+/// than its own `queue` wait.
+///
+/// An admitted call costs a lock and a table update, and its release another: no task, no
+/// timer. A waiting call costs one small allocation, and the key's one timer when it has a
+/// `queueTimeout`. The key shows in ``TempoRegistry/snapshot()`` with its running and waiting
+/// calls while any runs or waits, and leaves the registry when the last one ends.
+///
+/// ```swift
+/// let bytes = try await concurrencyLimit(4, identifier: "downloads") {
+///     try await api.download(url)
+/// }
+/// ```
+///
+/// On a `ManualClock`, an advance waits for a limited operation that is running (until it
+/// ends or sleeps on the clock), as it does for the operations the engine launches, so the
+/// slot it frees reaches the next waiter before the advance returns. Do not advance the clock
+/// from inside a limited operation.
+///
+/// - Parameters:
+///   - limit: The most operations of the key that run at once; zero or less throws
+///     ``ConcurrencyLimitError/invalidLimit(_:)``.
+///   - queue: The most calls that wait for a slot; beyond it a call is turned away. Defaults
+///     to no bound; negative throws ``ConcurrencyLimitError/invalidQueueLimit(_:)``.
+///   - queueTimeout: The longest a call waits for a slot; `nil` (the default): as long as it
+///     takes; zero or less: not at all.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - isolation: The caller's actor, filled in for you: `operation` runs there.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     that groups calls when `identifier` is `nil`.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: The work to run once it has a slot, in the caller's task and isolation.
+/// - Returns: What `operation` returns.
+/// - Throws: ``ConcurrencyLimitError`` when the call is turned away, times out in the queue,
+///   is reset or gets invalid limits; `CancellationError` when the task is cancelled before
+///   the call runs; and whatever `operation` throws.
+public func concurrencyLimit<Value>(
+    _ limit: Int,
+    queue: Int = .max,
+    queueTimeout: Duration? = nil,
+    identifier: String? = nil,
+    isolation: isolated (any Actor)? = #isolation,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: () async throws -> Value
+) async throws -> Value {
+    guard limit > 0 else { throw ConcurrencyLimitError.invalidLimit(limit) }
+    guard queue >= 0 else { throw ConcurrencyLimitError.invalidQueueLimit(queue) }
+    try Task.checkCancellation()
+    let registry = TempoRegistry.current
+    let key = GroupKey(identifier, fileID, line, column)
+    // On a deterministic clock the call is work an advance waits for: the task's own token if
+    // it carries one of this clock (it runs an operation the engine launched), else a new one.
+    var callerToken: SettleToken?
+    if let host = registry.clock.host, let current = SettleToken.current, current.host === host,
+        !current.isFinished
+    {
+        callerToken = current
+    }
+    var token: SettleToken?
+    switch try registry.enterConcurrencyLimit(
+        key, limit: limit, queueLimit: queue, queueTimeout: queueTimeout, callerToken: callerToken)
+    {
+    case .run:
+        if callerToken == nil { token = registry.clock.settleToken() }
+    case .wait(let waiter, let id):
+        let (verdict, given) = await withTaskCancellationHandler {
+            await waiter.wait()
+        } onCancel: {
+            registry.withdrawConcurrencyLimit(key, id: id)
+        }
+        token = given
+        switch verdict {
+        case .admitted:
+            // Admitted and cancelled at about the same time: the slot goes on to the next.
+            if Task.isCancelled {
+                registry.releaseConcurrencyLimit(key)
+                token?.finish()
+                throw CancellationError()
+            }
+        case .timedOut:
+            token?.finish()
+            throw ConcurrencyLimitError.queueTimedOut(queueTimeout ?? .zero)
+        case .reset:
+            token?.finish()
+            throw ConcurrencyLimitError.reset
+        case .cancelled:
+            token?.finish()
+            throw CancellationError()
+        }
+    }
+    defer {
+        // Released first, so a waiter it admits is tracked before this call's work ends.
+        registry.releaseConcurrencyLimit(key)
+        token?.finish()
+    }
+    guard let token else { return try await operation() }
+    return try await SettleToken.$current.withValue(token, operation: operation)
+}
+
+/// Empties the queue of the concurrency limit `identifier`: each waiting call throws
+/// ``ConcurrencyLimitError/reset``. Calls already running go on and keep their slots until
+/// they end, so the limit holds across a reset; calls made after it queue and run as usual.
+/// Does nothing when nothing runs or waits under `identifier`.
+///
+/// ```swift
+/// func userDidSignOut() { resetConcurrencyLimit(identifier: "api") }
+/// ```
+///
+/// - Parameter identifier: The identifier the limited calls were made with.
+public func resetConcurrencyLimit(identifier: String) {
+    TempoRegistry.current.resetConcurrencyLimit(identifier: identifier)
+}
+
+extension TempoRegistry {
+    /// Empties the queue of the concurrency limit `identifier` in this registry; see
+    /// ``Tempo/resetConcurrencyLimit(identifier:)``.
+    ///
+    /// ```swift
+    /// registry.resetConcurrencyLimit(identifier: "api")
+    /// ```
+    ///
+    /// - Parameter identifier: The identifier the limited calls were made with.
+    public func resetConcurrencyLimit(identifier: String) {
+        resetConcurrencyLimit(.name(identifier))
+    }
+}
