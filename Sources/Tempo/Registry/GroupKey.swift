@@ -157,7 +157,10 @@ enum GroupKey: Hashable, Sendable, CustomStringConvertible {
     /// call's instructions): the key's own mix, folded with the table's seed. An identifier's
     /// mix is already seeded once per process, so a second hash would add no protection against
     /// chosen collisions; a call site's comes from source code. Equal keys give equal values:
-    /// a site's file ID counts by its length, which both of its forms share.
+    /// a site's file ID counts by its length, which both of its forms share. So sites at one
+    /// line and column in files whose IDs have one length hash alike: the tables then tell them
+    /// apart by `==`, a probe per such site (accepted: sites come from source code, and few
+    /// files share a length, a line and a column; GroupKeyAdversarialTests checks 500).
     func _rawHashValue(seed: Int) -> Int {
         let tag: UInt64
         switch self {
