@@ -4,28 +4,41 @@ import Synchronization
 /// `#line` and `#column` default arguments. Hashing and comparing it builds no string.
 ///
 /// A wrapper that forwards its own caller's file ID as a `String` gives `fileText` instead;
-/// sites compare by their text, so either form of one file ID names the same site.
+/// sites compare by their file ID's UTF-8 bytes, as `#fileID` gives them, so either form of one
+/// file ID names the same site (and two spellings equal only as Swift strings name two).
 struct CallSite: Hashable, Sendable, CustomStringConvertible {
     let fileID: StaticString
     /// The file ID when it was given as a `String`; `fileID` is then unused.
     let fileText: String?
     /// Line and column, 32 bits each: a smaller key is copied faster (no source file
-    /// reaches four billion lines).
+    /// reaches four billion lines). A wrapper may forward any `UInt`, though: a site with a
+    /// wider line or column keeps the full values in `fileText` (see `init(fileText:line:column:)`).
     let line: UInt32
     let column: UInt32
 
     init(fileID: StaticString, line: UInt, column: UInt) {
-        self.fileID = fileID
-        self.fileText = nil
-        self.line = UInt32(truncatingIfNeeded: line)
-        self.column = UInt32(truncatingIfNeeded: column)
+        if line <= UInt32.max, column <= UInt32.max {
+            self.init(
+                fileID, nil, UInt32(truncatingIfNeeded: line), UInt32(truncatingIfNeeded: column))
+        } else {
+            self.init(fileText: "\(fileID)", line: line, column: column)
+        }
     }
 
     init(fileText: String, line: UInt, column: UInt) {
-        self.fileID = ""
+        // Sites that agree only in the low 32 bits of their line and column stay apart: the
+        // full values follow the file ID, after a NUL, which no file ID holds.
+        let text =
+            line <= UInt32.max && column <= UInt32.max
+            ? fileText : "\(fileText)\u{0}\(line):\(column)"
+        self.init("", text, UInt32(truncatingIfNeeded: line), UInt32(truncatingIfNeeded: column))
+    }
+
+    private init(_ fileID: StaticString, _ fileText: String?, _ line: UInt32, _ column: UInt32) {
+        self.fileID = fileID
         self.fileText = fileText
-        self.line = UInt32(truncatingIfNeeded: line)
-        self.column = UInt32(truncatingIfNeeded: column)
+        self.line = line
+        self.column = column
     }
 
     static func == (lhs: CallSite, rhs: CallSite) -> Bool {
@@ -37,7 +50,9 @@ struct CallSite: Hashable, Sendable, CustomStringConvertible {
                 rhs.fileID.withUTF8Buffer { b in a.elementsEqual(b) }
             }
         case (let a?, let b?):
-            return a == b
+            // By bytes, as the other cases: `==` on strings (canonical equivalence) would make
+            // equal two texts whose lengths, and so hashes, differ.
+            return a.utf8.elementsEqual(b.utf8)
         case (let text?, nil):
             return rhs.fileID.withUTF8Buffer { text.utf8.elementsEqual($0) }
         case (nil, let text?):
@@ -51,7 +66,13 @@ struct CallSite: Hashable, Sendable, CustomStringConvertible {
         hasher.combine(fileText?.utf8.count ?? fileID.utf8CodeUnitCount)
     }
 
-    var description: String { "\(fileText ?? "\(fileID)"):\(line):\(column)" }
+    var description: String {
+        guard let fileText else { return "\(fileID):\(line):\(column)" }
+        guard let wide = fileText.utf8.firstIndex(of: 0) else {
+            return "\(fileText):\(line):\(column)"
+        }
+        return "\(fileText[..<wide]):\(fileText[fileText.utf8.index(after: wide)...])"
+    }
 }
 
 /// What groups calls together: an explicit identifier, or else the call site; or one scoped
@@ -136,7 +157,10 @@ enum GroupKey: Hashable, Sendable, CustomStringConvertible {
     /// call's instructions): the key's own mix, folded with the table's seed. An identifier's
     /// mix is already seeded once per process, so a second hash would add no protection against
     /// chosen collisions; a call site's comes from source code. Equal keys give equal values:
-    /// a site's file ID counts by its length, which both of its forms share.
+    /// a site's file ID counts by its length, which both of its forms share. So sites at one
+    /// line and column in files whose IDs have one length hash alike: the tables then tell them
+    /// apart by `==`, a probe per such site (accepted: sites come from source code, and few
+    /// files share a length, a line and a column; GroupKeyAdversarialTests checks 500).
     func _rawHashValue(seed: Int) -> Int {
         let tag: UInt64
         switch self {

@@ -264,6 +264,11 @@ private struct RepeatStopped: Error {}
 /// Thrown out of an iteration whose error was reported and stops the loop (``RepeatErrorPolicy/stop``).
 private struct RepeatFailed: Error {}
 
+/// Thrown out of an `.ownedActor` iteration whose error is still to be reported.
+private struct IterationFailed: Error {
+    let error: any Error
+}
+
 /// The loop: wait for the tick, run, arm the next tick. Returns the work token it still holds.
 private func runLoop(
     _ plan: RepeatPlan,
@@ -294,6 +299,9 @@ private func runLoop(
                         try await operation()
                     } catch let error as CancellationError {
                         throw error
+                    } catch let error where plan.actorType == .ownedActor {
+                        // Reported below, once the iteration has given up the actor's turn.
+                        throw IterationFailed(error: error)
                     } catch {
                         // Reported here, on the iteration's actor, before the iteration ends.
                         await plan.onError?(error)
@@ -301,6 +309,13 @@ private func runLoop(
                     }
                 }
             }
+        } catch let failed as IterationFailed {
+            // On the actor but outside the turn (see `ActorType.run(onError:_:)`), before the
+            // iteration ends.
+            await SettleToken.$current.withValue(token) {
+                await TempoActor.report(failed.error, to: plan.onError)
+            }
+            if plan.afterError == .stop { return token }
         } catch {
             // Stopped before the claim, cancelled, or failed under `.stop`: the loop ends.
             return token

@@ -51,7 +51,8 @@ public enum ActorType: Sendable, Hashable {
     /// `await`). So an `.ownedActor` operation must not wait for another `.ownedActor`
     /// operation to finish (awaiting the `Task` of `execute(on: .ownedActor)` inside one, say):
     /// that one waits for its turn, which never comes. Code you mark `@TempoActor` yourself
-    /// takes no turn.
+    /// takes no turn, and neither does an `onError` handler: it runs on the actor once the
+    /// operation that threw has given up its turn, so it may await another `.ownedActor` call.
     ///
     /// ```swift
     /// throttle(.seconds(1), by: .ownedActor) { cache.trim() }   // off the main actor

@@ -116,15 +116,11 @@ final class AsyncOperation: Sendable {
             // Bound out here: a closure handed to `withValue` inside `run` would leave the actor.
             await TimerDriver.$isRunner.withValue(false) {
                 await SettleToken.$current.withValue(token) {
-                    await actorType.run {
+                    await actorType.run(onError: onError) {
                         // A call that ran at once returned this task: cancelling it before the
                         // operation starts on its actor stops it, as for `immediateTask`.
                         guard !Task.isCancelled else { return }
-                        do {
-                            try await operation()
-                        } catch {
-                            await onError?(error)
-                        }
+                        try await operation()
                     }
                 }
             }
@@ -147,7 +143,8 @@ let appliedCallTask: Task<Void, Never> = {
 }()
 
 /// Where a helper's `onError` goes. A handler is asynchronous and `nonisolated(nonsending)`: it
-/// runs where Tempo calls it, on the operation's actor, right after the failed operation. The
+/// runs where Tempo calls it, on the operation's actor, right after the failed operation (on
+/// ``ActorType/ownedActor``, once the operation has given up the actor's turn). The
 /// public parameters also carry `@_inheritActorContext`, so a handler written in main-actor
 /// code is isolated to the main actor and may update its state (`self.errorMessage = ...`);
 /// it is awaited before the run counts as finished, so a manual clock's `advance` waits for it.

@@ -137,14 +137,10 @@ func runWhenGranted(
             // Bound out here: a closure handed to `withValue` inside `run` would leave the actor.
             guard let token = ticket.grantedToken else { return }
             await SettleToken.$current.withValue(token) {
-                await actorType.run {
+                await actorType.run(onError: onError) {
                     // The claim is made here, on the actor: a cancel that returned first wins.
                     guard ticket.start() != nil else { return }
-                    do {
-                        try await operation()
-                    } catch {
-                        await onError?(error)
-                    }
+                    try await operation()
                 }
             }
             // After `run` has given up the actor's turn (see `TempoActor.passTurn()`).
@@ -182,13 +178,9 @@ func immediateTask(
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
     Task {
-        await actorType.run {
+        await actorType.run(onError: onError) {
             guard !Task.isCancelled else { return }
-            do {
-                try await operation()
-            } catch {
-                await onError?(error)
-            }
+            try await operation()
         }
     }
 }
