@@ -58,6 +58,9 @@ PAGES = [
     "tempo/temporegistry",
     "tempotesting",
     "tempotesting/manualclock",
+    "tempo/buildingasearchviewmodel",
+    "tempo/ratelimiting",
+    "tempo/concurrencylimit",
 ]
 # (name, CSS width, device scale factor, mobile)
 WIDTHS = [("1400", 1400, 1, False), ("400", 400, 2, True)]

@@ -189,7 +189,8 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// `nextPermitAt` (``TempoSnapshot/now`` when one is free), `waiters` calls waiting.
         ///
         /// ```swift
-        /// if case .rateLimit(let tokens, _, let waiters) = entry.state {
+        /// let state = registry.snapshot().entries.first?.state
+        /// if case .rateLimit(let tokens, _, let waiters) = state {
         ///     print("\(tokens) free, \(waiters) waiting")
         /// }
         /// ```
@@ -197,7 +198,8 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// A concurrency limit: `running` calls hold a slot, `queued` more wait for one.
         ///
         /// ```swift
-        /// if case .concurrencyLimit(let running, let queued) = entry.state {
+        /// let state = registry.snapshot().entries.first?.state
+        /// if case .concurrencyLimit(let running, let queued) = state {
         ///     print("\(running) running, \(queued) queued")
         /// }
         /// ```
