@@ -4,7 +4,7 @@
 # catalog and the graphs into an archive. Fails on any DocC warning (a missing or broken symbol
 # link, an undocumented parameter, an unknown image), when a public symbol of either module
 # is left out of the catalog's topics, and when a public symbol's doc comment lacks a summary,
-# a parameter's description, Returns or Throws (scripts/check-reference-docs.py).
+# a parameter's description, Returns, Throws or an example (scripts/check-reference-docs.py --examples).
 #
 #   scripts/build-docs.sh            builds .build/docs/Tempo.doccarchive
 #   scripts/build-docs.sh --preview  builds, then serves it with live reload (docc preview)
@@ -57,5 +57,5 @@ done
 
 # Every public function documents each parameter, its result and what it throws: the symbol
 # graphs say which parameters it has, whether it throws and what it returns.
-scripts/check-reference-docs.py --graphs "$graphs"
+scripts/check-reference-docs.py --examples --graphs "$graphs"
 echo "Documentation built: $archive"

@@ -13,16 +13,43 @@
 public enum ConcurrencyLimitError: Error, Equatable, Hashable, Sendable {
     /// The limit was reached and the queue was full: the call was turned away at once. The
     /// values are the key's running and waiting calls when it arrived.
+    ///
+    /// ```swift
+    /// let failure: any Error = ConcurrencyLimitError.queueFull(running: 4, queued: 16)
+    /// if case .queueFull(let running, let queued)? = failure as? ConcurrencyLimitError {
+    ///     print("busy: \(running) running, \(queued) waiting")
+    /// }
+    /// ```
     case queueFull(running: Int, queued: Int)
     /// The call waited its whole `queueTimeout` (the associated value) without getting a slot,
     /// or could not run at once and its `queueTimeout` was zero or negative.
+    ///
+    /// ```swift
+    /// let failure: any Error = ConcurrencyLimitError.queueTimedOut(.seconds(2))
+    /// let timedOut = (failure as? ConcurrencyLimitError) == .queueTimedOut(.seconds(2))
+    /// ```
     case queueTimedOut(Duration)
     /// The call was waiting when its key was reset with
     /// ``resetConcurrencyLimit(identifier:)``.
+    ///
+    /// ```swift
+    /// let failure: any Error = ConcurrencyLimitError.reset
+    /// let wasReset = (failure as? ConcurrencyLimitError) == .reset
+    /// ```
     case reset
     /// `limit` was zero or negative; the associated value is what was passed.
+    ///
+    /// ```swift
+    /// // Throws ConcurrencyLimitError.invalidLimit(0): no call could ever run.
+    /// _ = try? await concurrencyLimit(0) { "never" }
+    /// ```
     case invalidLimit(Int)
     /// `queue` was negative; the associated value is what was passed.
+    ///
+    /// ```swift
+    /// // Throws ConcurrencyLimitError.invalidQueueLimit(-1).
+    /// _ = try? await concurrencyLimit(2, queue: -1) { "never" }
+    /// ```
     case invalidQueueLimit(Int)
 }
 

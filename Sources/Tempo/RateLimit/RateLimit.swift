@@ -49,10 +49,22 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The permits added per ``interval``.
+    ///
+    /// ```swift
+    /// let perSecond = RateLimit(10, per: .seconds(1)).permits   // 10
+    /// ```
     public let permits: Int
     /// The time over which ``permits`` permits are added.
+    ///
+    /// ```swift
+    /// let window = RateLimit(10, per: .seconds(1)).interval   // 1 second
+    /// ```
     public let interval: Duration
     /// The most permits the bucket holds: how many calls can pass at once.
+    ///
+    /// ```swift
+    /// let atOnce = RateLimit(10, per: .seconds(1), burst: 0).burst   // 1: at least one
+    /// ```
     public let burst: Int
 
     /// `permits` per `interval`, with at most `burst` at once (`nil`: `permits`).
@@ -117,6 +129,12 @@ public struct RateLimitPolicy: Sendable, Hashable {
     let maxWait: Duration?
 
     /// Waits, first in first out, as long as it takes (cancelling the task stops the wait).
+    ///
+    /// ```swift
+    /// try await rateLimit(RateLimit(2, per: .seconds(1)), whenLimited: .wait) {
+    ///     try await api.ping()
+    /// }
+    /// ```
     public static let wait = RateLimitPolicy(maxWait: nil)
 
     /// Waits at most `limit`, then throws ``RateLimitError/limited(retryAfter:)``. Zero or less
@@ -133,6 +151,12 @@ public struct RateLimitPolicy: Sendable, Hashable {
     }
 
     /// Does not wait: throws ``RateLimitError/limited(retryAfter:)`` at once.
+    ///
+    /// ```swift
+    /// try await rateLimit(RateLimit(2, per: .seconds(1)), whenLimited: .reject) {
+    ///     try await api.ping()
+    /// }
+    /// ```
     public static let reject = RateLimitPolicy(maxWait: .zero)
 }
 
@@ -152,13 +176,29 @@ public enum RateLimitError: Error, Equatable, Hashable, Sendable, RetryAfterProv
     /// No permit was free (``RateLimitPolicy/reject``), or none came within the maximum wait.
     /// `retryAfter` is how long a call of the same weight made now would wait, counting the
     /// calls already waiting, if no other call came and none gave up.
+    ///
+    /// ```swift
+    /// let failure: any Error = RateLimitError.limited(retryAfter: .seconds(1))
+    /// if case .limited(let after)? = failure as? RateLimitError {
+    ///     print("try again in \(after)")
+    /// }
+    /// ```
     case limited(retryAfter: Duration)
     /// The call asks for more permits than the bucket ever holds (`weight` above `burst`, or a
     /// limit of zero permits, whose burst is zero): it can never be admitted.
+    ///
+    /// ```swift
+    /// // Throws RateLimitError.cannotAdmit(weight: 5, burst: 2).
+    /// try? takeRatePermit(RateLimit(2, per: .seconds(1)), weight: 5)
+    /// ```
     case cannotAdmit(weight: Int, burst: Int)
 
     /// The wait `retry` takes before its next attempt: `retryAfter` for ``limited(retryAfter:)``,
     /// `nil` (the backoff's own wait) for ``cannotAdmit(weight:burst:)``.
+    ///
+    /// ```swift
+    /// let wait = RateLimitError.limited(retryAfter: .milliseconds(250)).retryAfter
+    /// ```
     public var retryAfter: Duration? {
         if case .limited(let after) = self { return after }
         return nil

@@ -11,8 +11,16 @@
 /// ```
 public enum RepeatErrorPolicy: Sendable, Hashable {
     /// The first error ends the loop, as in Throttler. The default.
+    ///
+    /// ```swift
+    /// `repeat`(every: .seconds(30), afterError: .stop) { try await inbox.refresh() }
+    /// ```
     case stop
     /// The loop goes on: the next iteration waits for its tick as after a successful one. A
     /// failed iteration counts toward `times`.
+    ///
+    /// ```swift
+    /// `repeat`(every: .seconds(30), afterError: .keepGoing) { try await inbox.refresh() }
+    /// ```
     case keepGoing
 }
