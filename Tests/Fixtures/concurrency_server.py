@@ -16,11 +16,11 @@ It prints "PORT <n>" on its first line of output, then serves:
 It exits when it is terminated, when its parent process is gone, or after fifteen minutes.
 """
 
-import os
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
+
+from fixture import QuietHandler, serve
 
 stats = {}
 lock = threading.Lock()
@@ -32,25 +32,7 @@ def entry(key):
     )
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    # The headers and the body go out in two writes: without TCP_NODELAY the second waits for
-    # the client's delayed ACK (40 ms on Linux), which the throughput check would count.
-    disable_nagle_algorithm = True
-
-    def log_message(self, *args):
-        pass
-
-    def answer(self, status, body):
-        data = body.encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "text/plain")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+class Handler(QuietHandler):
 
     def do_GET(self):
         url = urlparse(self.path)
@@ -86,25 +68,7 @@ class Handler(BaseHTTPRequestHandler):
         return self.answer(404, "not found")
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128  # a burst of connections must not be refused by the backlog
-
-
-def main():
-    server = Server(("127.0.0.1", 0), Handler)
-    print(f"PORT {server.server_address[1]}", flush=True)
-    parent = os.getppid()
-
-    def stop_when_orphaned():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=stop_when_orphaned, daemon=True).start()
-    threading.Timer(900, lambda: os._exit(0)).start()
-    server.serve_forever()
 
 
 if __name__ == "__main__":
-    main()
+    serve(Handler)

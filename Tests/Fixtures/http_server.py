@@ -11,34 +11,17 @@ It prints "PORT <n>" on its first line of output, then serves:
 It exits when its standard input is closed, when it is terminated, or after two minutes.
 """
 
-import os
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
+
+from fixture import QuietHandler, serve
 
 counts = {}
 lock = threading.Lock()
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def answer(self, status, body, headers=None):
-        data = body.encode()
-        try:
-            self.send_response(status)
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.send_header("Content-Type", "text/plain")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (a timeout in the test): nothing to do
+class Handler(QuietHandler):
 
     def do_GET(self):
         url = urlparse(self.path)
@@ -61,27 +44,6 @@ class Handler(BaseHTTPRequestHandler):
         return self.answer(404, "not found")
 
 
-def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    print(f"PORT {server.server_address[1]}", flush=True)
-
-    # The test stops the server with SIGTERM. If the test process dies first, the server is
-    # handed to another parent: it then stops by itself. (It used to stop when its standard
-    # input closed, which also stopped it at once whenever its input was not the test's pipe.)
-    parent = os.getppid()
-
-    def stop_when_orphaned():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=stop_when_orphaned, daemon=True).start()
-    # A server left behind stops by itself; long enough for a ThreadSanitizer run of the whole
-    # suite on a loaded machine, where a test can wait minutes for a thread of the task pool.
-    threading.Timer(900, lambda: os._exit(0)).start()
-    server.serve_forever()
-
 
 if __name__ == "__main__":
-    main()
+    serve(Handler)

@@ -14,35 +14,18 @@ It prints "PORT <n>" on its first line of output, then serves:
 It exits when it is terminated, when its parent dies, or after fifteen minutes.
 """
 
-import os
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
+
+from fixture import QuietHandler, serve
 
 full_at = {}
 stats = {}
 lock = threading.Lock()
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def answer(self, status, body, headers=None):
-        data = body.encode()
-        try:
-            self.send_response(status)
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.send_header("Content-Type", "text/plain")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+class Handler(QuietHandler):
 
     def do_GET(self):
         url = urlparse(self.path)
@@ -76,21 +59,6 @@ class Handler(BaseHTTPRequestHandler):
         return self.answer(404, "not found")
 
 
-def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    print(f"PORT {server.server_address[1]}", flush=True)
-    parent = os.getppid()
-
-    def stop_when_orphaned():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=stop_when_orphaned, daemon=True).start()
-    threading.Timer(900, lambda: os._exit(0)).start()
-    server.serve_forever()
-
 
 if __name__ == "__main__":
-    main()
+    serve(Handler)

@@ -1,8 +1,7 @@
 // Real-network integration test of `concurrencyLimit`: URLSession requests against a local
 // server (Tests/Fixtures/concurrency_server.py, Python standard library) on 127.0.0.1 that
-// answers 429 to a request made while `limit` others are in flight. The server is launched as
-// HTTPIntegrationTests.swift launches its own: blocking work off the task pool, the port read
-// with read(2).
+// answers 429 to a request made while `limit` others are in flight, started by
+// `LoopbackServer`.
 
 import Foundation
 import Tempo
@@ -11,77 +10,6 @@ import Testing
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-
-/// The local concurrency server, started for one test and stopped when it ends.
-private struct ConcurrencyServer {
-    let process: Process
-    let port: Int
-
-    static var isRequired: Bool {
-        ProcessInfo.processInfo.environment["TEMPO_REQUIRE_HTTP_TEST"] == "1"
-    }
-
-    static var isAvailable: Bool {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-        let python = path.split(separator: ":").contains {
-            FileManager.default.isExecutableFile(atPath: "\($0)/python3")
-        }
-        return python && FileManager.default.isExecutableFile(atPath: "/usr/bin/env")
-            && FileManager.default.fileExists(atPath: script.path)
-    }
-
-    static var script: URL {
-        URL(fileURLWithPath: #filePath)  // Tests/TempoTests/Integration/this file
-            .deletingLastPathComponent()
-            .deletingLastPathComponent()
-            .deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/concurrency_server.py")
-    }
-
-    static func start() async throws -> ConcurrencyServer {
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-u", script.path]
-        process.standardInput = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let descriptor = output.fileHandleForReading.fileDescriptor
-        // Python can take seconds to start on a loaded machine: read on a thread of its own.
-        let text = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                var line = [UInt8]()
-                var buffer = [UInt8](repeating: 0, count: 256)
-                while !line.contains(UInt8(ascii: "\n")) {
-                    let count = buffer.withUnsafeMutableBytes {
-                        read(descriptor, $0.baseAddress, $0.count)
-                    }
-                    if count < 0, errno == EINTR { continue }
-                    if count <= 0 { break }
-                    line.append(contentsOf: buffer[0..<count])
-                }
-                continuation.resume(returning: String(decoding: line, as: UTF8.self))
-            }
-        }
-        guard text.hasPrefix("PORT "),
-            let port = Int(text.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines))
-        else {
-            process.terminate()
-            throw StartError(output: text)
-        }
-        return ConcurrencyServer(process: process, port: port)
-    }
-
-    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
-
-    func stop() {
-        process.terminate()
-        let process = process
-        Thread.detachNewThread { process.waitUntilExit() }
-    }
-
-    struct StartError: Error { let output: String }
-}
 
 /// Runs its jobs on a thread of its own. The client's tasks prefer it, so that the throughput
 /// the server counts is the limit's and not that of a task pool shared with the rest of a
@@ -149,14 +77,14 @@ private func get(_ url: URL) async throws -> (Int, String) {
     return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
 }
 
-private func stats(_ server: ConcurrencyServer, key: String) async throws -> ServerStats {
+private func stats(_ server: LoopbackServer, key: String) async throws -> ServerStats {
     let fields = try await get(server.url("/stats?key=\(key)")).1.split(separator: " ")
     return ServerStats(
         served: Int(fields[0])!, rejected: Int(fields[1])!, peak: Int(fields[2])!,
         span: Double(fields[3])!)
 }
 
-@Suite(.enabled(if: ConcurrencyServer.isAvailable || ConcurrencyServer.isRequired), .serialized)
+@Suite(.enabled(if: LoopbackServer.isEnabled("concurrency_server.py")), .serialized)
 struct ConcurrencyLimitHTTPTests {
     /// Allowed in flight at once, the server's time per request, and how many requests.
     let limit = 10
@@ -164,7 +92,7 @@ struct ConcurrencyLimitHTTPTests {
     let requests = 40
 
     @Test func realClockManyRequestsThroughTheLimitNeverTripTheServerAndKeepItsRate() async throws {
-        let server = try await ConcurrencyServer.start()
+        let server = try await LoopbackServer.start("concurrency_server.py")
         defer { server.stop() }
         let key = UUID().uuidString
         let url = server.url("/work?key=\(key)&limit=\(limit)&sleep=\(seconds)")
@@ -197,7 +125,7 @@ struct ConcurrencyLimitHTTPTests {
 
     @Test func realClockTheSameBurstWithoutTheLimitTripsTheServer() async throws {
         // The control: the server does answer 429 above its limit.
-        let server = try await ConcurrencyServer.start()
+        let server = try await LoopbackServer.start("concurrency_server.py")
         defer { server.stop() }
         let key = UUID().uuidString
         let url = server.url("/work?key=\(key)&limit=\(limit)&sleep=\(seconds)")

@@ -11,97 +11,6 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// Runs blocking `body` on a new thread and returns its result, holding no thread of the task
-/// pool meanwhile.
-private func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(returning: body()) }
-    }
-}
-
-/// The local fixture server, started for one test and stopped when it ends.
-private struct LocalServer {
-    let process: Process
-    let input: Pipe
-    let port: Int
-
-    /// Whether the suite must run even without `python3`, and so fail: `.ci/run` sets
-    /// `TEMPO_REQUIRE_HTTP_TEST=1`, so CI can never pass with this suite skipped.
-    static var isRequired: Bool {
-        ProcessInfo.processInfo.environment["TEMPO_REQUIRE_HTTP_TEST"] == "1"
-    }
-
-    /// Whether `python3` is on the `PATH` (CI has it); without it, and unless required, the
-    /// suite is skipped, visibly, so `swift test` still works with only the Swift toolchain.
-    static var isAvailable: Bool {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-        let python = path.split(separator: ":").contains {
-            FileManager.default.isExecutableFile(atPath: "\($0)/python3")
-        }
-        return python && FileManager.default.isExecutableFile(atPath: "/usr/bin/env")
-            && FileManager.default.fileExists(atPath: script.path)
-    }
-
-    static var script: URL {
-        URL(fileURLWithPath: #filePath)  // Tests/TempoTests/Integration/this file
-            .deletingLastPathComponent()
-            .deletingLastPathComponent()
-            .deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/http_server.py")
-    }
-
-    /// Starts the server and reads the port from its first line of output. The blocking reads
-    /// run on a thread of their own, not on the task pool: Python can take seconds to start on
-    /// a loaded machine, and a pool thread held that long stalls every other test's timers.
-    static func start() async throws -> LocalServer {
-        let process = Process()
-        let input = Pipe()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-u", script.path]
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let reader = output.fileHandleForReading
-        let text = await offThePool {
-            // A plain read(2), retried when interrupted: `availableData` stops the process on
-            // an interrupted system call (seen on a loaded machine), and `read(upToCount:)`
-            // waits for the whole count.
-            let descriptor = reader.fileDescriptor
-            var line = [UInt8]()
-            var buffer = [UInt8](repeating: 0, count: 256)
-            while !line.contains(UInt8(ascii: "\n")) {
-                let count = buffer.withUnsafeMutableBytes {
-                    read(descriptor, $0.baseAddress, $0.count)
-                }
-                if count < 0, errno == EINTR { continue }
-                if count <= 0 { break }
-                line.append(contentsOf: buffer[0..<count])
-            }
-            return String(decoding: line, as: UTF8.self)
-        }
-        guard text.hasPrefix("PORT "),
-            let port = Int(text.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines))
-        else {
-            process.terminate()
-            throw ServerError(output: text)
-        }
-        return LocalServer(process: process, input: input, port: port)
-    }
-
-    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
-
-    /// Stops the server; the wait for it to exit happens on a thread of its own.
-    func stop() {
-        try? input.fileHandleForWriting.close()
-        process.terminate()
-        let process = process
-        Thread.detachNewThread { process.waitUntilExit() }
-    }
-
-    struct ServerError: Error { let output: String }
-}
-
 /// A non-2xx answer; a 503's `Retry-After` becomes the wait `retry` honours.
 private struct HTTPStatusError: RetryAfterProviding, Equatable {
     let status: Int
@@ -134,17 +43,17 @@ private struct Client {
         return .milliseconds(Int64((seconds * 1_000).rounded()))
     }
 
-    func count(_ server: LocalServer, key: String) async throws -> Int {
+    func count(_ server: LoopbackServer, key: String) async throws -> Int {
         Int(try await get(server.url("/count?key=\(key)"))) ?? -1
     }
 }
 
-@Suite(.enabled(if: LocalServer.isAvailable || LocalServer.isRequired), .serialized)
+@Suite(.enabled(if: LoopbackServer.isEnabled("http_server.py")), .serialized)
 struct HTTPIntegrationTests {
     private let client = Client()
 
     @Test func realClockRetryHonoursRetryAfterUntilTheServerAnswers() async throws {
-        let server = try await LocalServer.start()
+        let server = try await LoopbackServer.start("http_server.py")
         defer { server.stop() }
         let key = UUID().uuidString
         let waits = Lock<[Duration]>([])
@@ -172,7 +81,7 @@ struct HTTPIntegrationTests {
     }
 
     @Test func realClockRetryGivesUpWithTheLastErrorAfterMaxAttempts() async throws {
-        let server = try await LocalServer.start()
+        let server = try await LoopbackServer.start("http_server.py")
         defer { server.stop() }
         let key = UUID().uuidString
         await #expect(throws: HTTPStatusError(status: 503, retryAfter: .milliseconds(100))) {
@@ -184,7 +93,7 @@ struct HTTPIntegrationTests {
     }
 
     @Test func realClockTimeoutThrowsTimedOutForAnEndpointThatNeverAnswersInTime() async throws {
-        let server = try await LocalServer.start()
+        let server = try await LoopbackServer.start("http_server.py")
         defer { server.stop() }
         let key = UUID().uuidString
         let clock = ContinuousClock()
@@ -201,7 +110,7 @@ struct HTTPIntegrationTests {
     }
 
     @Test func realClockRetryAroundTimeoutRetriesTimeoutsOnly() async throws {
-        let server = try await LocalServer.start()
+        let server = try await LoopbackServer.start("http_server.py")
         defer { server.stop() }
         let key = UUID().uuidString
         let attempts = Lock(0)

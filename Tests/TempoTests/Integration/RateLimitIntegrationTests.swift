@@ -1,8 +1,6 @@
 // Real-clock, real-network test of the rate limiter: a URLSession client that goes through
 // `rateLimit` against a local server (Tests/Fixtures/rate_limit_server.py, Python standard
-// library) that answers 429 above a request rate. The server is started as in
-// HTTPIntegrationTests.swift: its port is read with read(2) on a thread of its own, so no
-// thread of the task pool is blocked.
+// library) that answers 429 above a request rate, started by `LoopbackServer`.
 
 import Foundation
 import Tempo
@@ -11,74 +9,6 @@ import Testing
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-
-/// The rate-enforcing fixture server, started for one test and stopped when it ends.
-private struct RateLimitedServer {
-    let process: Process
-    let port: Int
-
-    static var script: URL {
-        URL(fileURLWithPath: #filePath)  // Tests/TempoTests/Integration/this file
-            .deletingLastPathComponent()
-            .deletingLastPathComponent()
-            .deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/rate_limit_server.py")
-    }
-
-    /// As for HTTPIntegrationTests: CI sets `TEMPO_REQUIRE_HTTP_TEST=1` and must run it.
-    static var isEnabled: Bool {
-        if ProcessInfo.processInfo.environment["TEMPO_REQUIRE_HTTP_TEST"] == "1" { return true }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-        let python = path.split(separator: ":").contains {
-            FileManager.default.isExecutableFile(atPath: "\($0)/python3")
-        }
-        return python && FileManager.default.isExecutableFile(atPath: "/usr/bin/env")
-            && FileManager.default.fileExists(atPath: script.path)
-    }
-
-    static func start() async throws -> RateLimitedServer {
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-u", script.path]
-        process.standardInput = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let descriptor = output.fileHandleForReading.fileDescriptor
-        let text = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                var line = [UInt8]()
-                var buffer = [UInt8](repeating: 0, count: 256)
-                while !line.contains(UInt8(ascii: "\n")) {
-                    let count = buffer.withUnsafeMutableBytes {
-                        read(descriptor, $0.baseAddress, $0.count)
-                    }
-                    if count < 0, errno == EINTR { continue }
-                    if count <= 0 { break }
-                    line.append(contentsOf: buffer[0..<count])
-                }
-                continuation.resume(returning: String(decoding: line, as: UTF8.self))
-            }
-        }
-        guard text.hasPrefix("PORT "),
-            let port = Int(text.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines))
-        else {
-            process.terminate()
-            throw ServerError(output: text)
-        }
-        return RateLimitedServer(process: process, port: port)
-    }
-
-    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
-
-    func stop() {
-        process.terminate()
-        let process = process
-        Thread.detachNewThread { process.waitUntilExit() }
-    }
-
-    struct ServerError: Error { let output: String }
-}
 
 /// What the server counted for a key.
 private struct ServerStats {
@@ -104,7 +34,7 @@ private struct ServerStats {
     }
 }
 
-@Suite(.enabled(if: RateLimitedServer.isEnabled), .serialized)
+@Suite(.enabled(if: LoopbackServer.isEnabled("rate_limit_server.py")), .serialized)
 struct RateLimitIntegrationTests {
     private let session: URLSession = {
         let configuration = URLSessionConfiguration.ephemeral
@@ -118,7 +48,7 @@ struct RateLimitIntegrationTests {
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 
-    private func stats(_ server: RateLimitedServer, key: String) async throws -> ServerStats {
+    private func stats(_ server: LoopbackServer, key: String) async throws -> ServerStats {
         let (data, _) = try await session.data(from: server.url("/stats?key=\(key)"))
         return ServerStats(String(decoding: data, as: UTF8.self))
     }
@@ -130,7 +60,7 @@ struct RateLimitIntegrationTests {
     /// the server counts, from the 5th arrival to the 50th, is within 10% of 20 a second
     /// (about 2.5 s of real time).
     @Test func realClockClientThroughRateLimitNeverTripsTheServerAndKeepsItsRate() async throws {
-        let server = try await RateLimitedServer.start()
+        let server = try await LoopbackServer.start("rate_limit_server.py")
         defer { server.stop() }
         let key = UUID().uuidString
         let url = server.url("/limited?key=\(key)&rate=20&burst=10")
@@ -160,7 +90,7 @@ struct RateLimitIntegrationTests {
 
     /// The control: the same 50 requests without the rate limiter trip the server.
     @Test func realClockTheSameRequestsWithoutTheRateLimitAreRefused() async throws {
-        let server = try await RateLimitedServer.start()
+        let server = try await LoopbackServer.start("rate_limit_server.py")
         defer { server.stop() }
         let key = UUID().uuidString
         let url = server.url("/limited?key=\(key)&rate=20&burst=10")
