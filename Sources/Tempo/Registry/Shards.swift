@@ -30,16 +30,19 @@ extension TempoRegistry {
         var ids: IDSource
         var rateLimits: [GroupKey: Slot<RateLimitEntry>] = [:]
         var concurrencyLimits: [GroupKey: Slot<ConcurrencyLimitState<LimitWaiter>>] = [:]
+        var retryBudgets: [GroupKey: Slot<RetryBudgetState>] = [:]
 
         var count: Int {
             debounces.count + throttles.count + delays.count + running.count
                 + rateLimits.count + concurrencyLimits.count
+                + retryBudgets.count
         }
 
         var capacity: Int {
             debounces.capacity + throttles.capacity + delays.capacity + running.capacity
                 + namedRepeats.capacity
                 + rateLimits.capacity + concurrencyLimits.capacity
+                + retryBudgets.capacity
         }
     }
 

@@ -112,6 +112,13 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// let limited = registry.snapshot().entries.filter { $0.kind == .concurrencyLimit }
         /// ```
         case concurrencyLimit
+        /// A ``RetryBudget`` key with calls or retries in its window; its state is
+        /// ``State/retryBudget(balance:calls:retries:)``.
+        ///
+        /// ```swift
+        /// let budgets = registry.snapshot().entries.filter { $0.kind == .retryBudget }
+        /// ```
+        case retryBudget
     }
 
     /// What a live entry is doing. Instants are on the registry's clock, like
@@ -204,6 +211,17 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// }
         /// ```
         case concurrencyLimit(running: Int, queued: Int)
+        /// A retry budget: `calls` calls and `retries` retries counted in its window leave
+        /// `balance` retries (a retry goes ahead while it is at least 1; it can be below zero
+        /// once deposits have expired).
+        ///
+        /// ```swift
+        /// let state = registry.snapshot().entries.first?.state
+        /// if case .retryBudget(let balance, let calls, let retries) = state {
+        ///     print("\(balance) left after \(calls) calls and \(retries) retries")
+        /// }
+        /// ```
+        case retryBudget(balance: Double, calls: Int, retries: Int)
     }
 
     /// One live key: which helper, under which name, doing what.
@@ -274,6 +292,9 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
             return "\(tokens) permits free, next at \(at(next)), \(waiters) waiting"
         case .concurrencyLimit(let running, let queued):
             return "\(running) running, \(queued) queued"
+        case .retryBudget(let balance, let calls, let retries):
+            let shown = (balance * 100).rounded(.down) / 100
+            return "balance \(shown) retries, \(calls) calls, \(retries) retries"
         }
     }
 }

@@ -45,7 +45,9 @@ public protocol RetryAfterProviding: Error {
 /// thrown. `CancellationError` is never retried; cancelling the caller during an attempt or a
 /// wait throws `CancellationError`. Attempts never overlap. `maxAttempts <= 0` throws
 /// ``RetryError/invalidAttemptCount(_:)`` without running. A zero or negative delay retries at
-/// once. An error conforming to ``RetryAfterProviding`` chooses its own wait.
+/// once. An error conforming to ``RetryAfterProviding`` chooses its own wait. A `budget`
+/// (``RetryBudget``) caps the retries shared under its identifier, and `timeBudget` the time
+/// in which retries may start; when either allows no more, the last error is thrown at once.
 ///
 /// The retry appears in ``TempoRegistry/snapshot()`` under its call site while it runs.
 ///
@@ -63,6 +65,8 @@ public protocol RetryAfterProviding: Error {
 /// - Parameters:
 ///   - maxAttempts: How many attempts in all, the first included. Defaults to 3.
 ///   - delay: The wait after each failure that has attempts left. Defaults to 1 second.
+///   - budget: The ``RetryBudget`` every retry must withdraw from; `nil` (the default): none.
+///   - timeBudget: How long after the call retries may start; `nil` (the default): no limit.
 ///   - clock: The clock to wait on; `nil` (the default) is the current registry's clock.
 ///   - isolation: The actor the attempts run on: the caller's, filled in for you.
 ///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
@@ -71,12 +75,14 @@ public protocol RetryAfterProviding: Error {
 ///   - column: The caller's column, filled in for you.
 ///   - operation: One attempt.
 /// - Returns: The value of the first attempt that succeeds.
-/// - Throws: The last attempt's error when every attempt failed; `CancellationError` when the
-///   caller is cancelled (or an attempt throws it); ``RetryError/invalidAttemptCount(_:)``
+/// - Throws: The last attempt's error when every attempt failed, or when `budget` or
+///   `timeBudget` allowed no more; `CancellationError` when the caller is cancelled (or an attempt throws it); ``RetryError/invalidAttemptCount(_:)``
 ///   when `maxAttempts` is zero or negative.
 public func retry<Value>(
     _ maxAttempts: Int = 3,
     every delay: Duration = .seconds(1),
+    budget: RetryBudget? = nil,
+    timeBudget: Duration? = nil,
     clock: (any Clock<Duration>)? = nil,
     isolation: isolated (any Actor)? = #isolation,
     fileID: StaticString = #fileID,
@@ -87,7 +93,8 @@ public func retry<Value>(
     var random = SystemRandomNumberGenerator()
     return try await runRetry(
         maxAttempts: maxAttempts, backoff: .constant(delay), jitter: .none, random: &random,
-        shouldRetry: nil, onRetry: nil, clock: HelperClock(clock),
+        shouldRetry: nil, onRetry: nil, budget: budget, timeBudget: timeBudget,
+        clock: HelperClock(clock),
         site: HelperSite(fileID, line, column), operation: operation)
 }
 
@@ -102,6 +109,12 @@ public func retry<Value>(
 /// - An error conforming to ``RetryAfterProviding`` with a non-`nil` delay sets that wait
 ///   itself, capped by `backoff`'s maximum.
 /// - `random` is copied for this call; pass a seeded generator for a reproducible schedule.
+/// - `budget` (``RetryBudget``): the call deposits when its first attempt starts, and each
+///   retry must withdraw one retry from the balance shared under the budget's identifier; a
+///   retry it refuses is not made, `onRetry` is not told, and the last error is thrown.
+/// - `timeBudget`: no attempt starts, and no wait ends, at or after the call's start plus
+///   `timeBudget`. A wait that would end there or later is not slept: the last error is thrown
+///   at once. The running attempt is not cut short; bound each attempt with `timeout`.
 ///
 /// ```swift
 /// let data = try await retry(
@@ -139,6 +152,11 @@ public func retry<Value>(
 ///     (the default) retries every error but `CancellationError`.
 ///   - onRetry: Told before each wait the attempt that failed (1-based), its error and the
 ///     wait chosen (zero included). `nil` (the default): nothing is told.
+///   - budget: The ``RetryBudget`` every retry must withdraw from; `nil` (the default): none.
+///     A retry it refuses is not retried, and `onRetry` is not told.
+///   - timeBudget: How long after the call retries may start: no attempt starts, and no wait
+///     ends, at or after the call's start plus `timeBudget` (zero or negative: the first
+///     attempt only). `nil` (the default): no limit.
 ///   - clock: The clock to wait on; `nil` (the default) is the current registry's clock.
 ///   - isolation: The actor the attempts run on: the caller's, filled in for you.
 ///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
@@ -147,8 +165,8 @@ public func retry<Value>(
 ///   - column: The caller's column, filled in for you.
 ///   - operation: One attempt.
 /// - Returns: The value of the first attempt that succeeds.
-/// - Throws: The last attempt's error when every attempt failed, or the error `shouldRetry`
-///   declined; `CancellationError` when the caller is cancelled (or an attempt throws it);
+/// - Throws: The last attempt's error when every attempt failed, or when `budget` or
+///   `timeBudget` allowed no more, or the error `shouldRetry` declined; `CancellationError` when the caller is cancelled (or an attempt throws it);
 ///   ``RetryError/invalidAttemptCount(_:)`` when `maxAttempts` is zero or negative.
 public func retry<Value>(
     _ maxAttempts: Int = 3,
@@ -157,6 +175,8 @@ public func retry<Value>(
     random: some RandomNumberGenerator = SystemRandomNumberGenerator(),
     shouldRetry: ((any Error) -> Bool)? = nil,
     onRetry: ((_ attempt: Int, _ error: any Error, _ delay: Duration) -> Void)? = nil,
+    budget: RetryBudget? = nil,
+    timeBudget: Duration? = nil,
     clock: (any Clock<Duration>)? = nil,
     isolation: isolated (any Actor)? = #isolation,
     fileID: StaticString = #fileID,
@@ -167,59 +187,7 @@ public func retry<Value>(
     var random = random
     return try await runRetry(
         maxAttempts: maxAttempts, backoff: backoff, jitter: jitter, random: &random,
-        shouldRetry: shouldRetry, onRetry: onRetry, clock: HelperClock(clock),
+        shouldRetry: shouldRetry, onRetry: onRetry, budget: budget, timeBudget: timeBudget,
+        clock: HelperClock(clock),
         site: HelperSite(fileID, line, column), operation: operation)
-}
-
-/// The one retry loop behind every overload.
-private func runRetry<Value>(
-    isolation: isolated (any Actor)? = #isolation,
-    maxAttempts: Int,
-    backoff: RetryBackoff,
-    jitter: RetryJitter,
-    random: inout some RandomNumberGenerator,
-    shouldRetry: ((any Error) -> Bool)?,
-    onRetry: ((Int, any Error, Duration) -> Void)?,
-    clock: HelperClock,
-    site: HelperSite,
-    operation: () async throws -> Value
-) async throws -> Value {
-    guard maxAttempts > 0 else { throw RetryError.invalidAttemptCount(maxAttempts) }
-    let registry = clock.registry
-    var attempt = 1
-    let id = site.begin(
-        .retry, in: registry,
-        state: .retrying(attempt: attempt, maxAttempts: maxAttempts, waitingUntil: nil))
-    defer { registry.endRunningWork(id) }
-    var previous = max(backoff.initial, .zero)
-    while true {
-        do {
-            try Task.checkCancellation()
-            return try await operation()
-        } catch {
-            if error is CancellationError { throw error }
-            if Task.isCancelled { throw CancellationError() }
-            guard attempt < maxAttempts, shouldRetry?(error) ?? true else { throw error }
-            var wait = jitter.delay(
-                forRetry: attempt, backoff: backoff, previous: previous, using: &random)
-            if let provider = error as? any RetryAfterProviding, let after = provider.retryAfter {
-                wait = min(max(after, .zero), backoff.cap)
-            }
-            previous = wait
-            onRetry?(attempt, error, wait)
-            if wait > .zero {
-                let deadline = clock.now().adding(wait)
-                registry.updateRunningWork(
-                    id,
-                    .retrying(
-                        attempt: attempt, maxAttempts: maxAttempts,
-                        waitingUntil: clock.registryInstant(deadline)))
-                try await clock.sleep(until: deadline)
-            }
-            try Task.checkCancellation()
-            attempt += 1
-            registry.updateRunningWork(
-                id, .retrying(attempt: attempt, maxAttempts: maxAttempts, waitingUntil: nil))
-        }
-    }
 }
