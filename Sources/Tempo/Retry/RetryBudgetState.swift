@@ -12,7 +12,7 @@ struct RetryBudgetRule: Sendable, Hashable {
 
     /// What one call deposits, in millionths of a retry (`ratio × 1,000,000`, rounded).
     let deposit: Int64
-    /// The allowance per window, in millionths of a retry (`minimumPerSecond × window`).
+    /// The allowance per window, in millionths of a retry (`minimumPerSecond × window`, rounded).
     let reserve: Int64
     /// One slice of the window, in nanoseconds (at least 1).
     let slice: Int64
@@ -26,8 +26,8 @@ struct RetryBudgetRule: Sendable, Hashable {
         let perSecond =
             budget.minimumPerSecond.isNaN
             ? 0 : min(max(budget.minimumPerSecond, 0), RetryBudget.maximumPerSecond)
-        let seconds = Double(slice * Self.slices) / 1e9
-        reserve = Int64((perSecond * seconds * Double(Self.unit)).rounded(.down))
+        // Millionths of a retry: per second × nanoseconds / 1,000, to the nearest.
+        reserve = Int64((perSecond * Double(slice * Self.slices) / 1_000).rounded())
     }
 
     /// A non-negative `duration` in whole nanoseconds (rounded down, saturating).
