@@ -36,7 +36,8 @@ public struct RetryBudget: Sendable, Hashable {
     /// The ratio above which the budget treats `ratio` as this (a thousand retries per call).
     ///
     /// ```swift
-    /// RetryBudget(ratio: .infinity).ratio == .infinity  // counted as RetryBudget.maximumRatio
+    /// // Counted as RetryBudget.maximumRatio: a thousand retries per call.
+    /// let unlimited = RetryBudget(ratio: .infinity)
     /// ```
     public static let maximumRatio: Double = 1000
     /// The allowance above which the budget treats `minimumPerSecond` as this.

@@ -21,8 +21,10 @@ func runRetry<Value>(
     // Retries may start only before this instant of the retry's clock (`nil`: any time).
     let deadline = timeBudget.map { clock.now().adding(max($0, .zero)) }
     let account = budget.map {
-        (key: GroupKey($0.identifier, site.fileID, site.line, site.column),
-         rule: RetryBudgetRule($0))
+        (
+            key: GroupKey($0.identifier, site.fileID, site.line, site.column),
+            rule: RetryBudgetRule($0)
+        )
     }
     var attempt = 1
     let id = site.begin(

@@ -123,7 +123,9 @@ struct RetryBudgetHTTPTests {
         // second, from the first call to the last retry, plus one window.
         let allowance = budget.minimumPerSecond * (seconds + budget.window / .seconds(1))
         let bound = (1 + budget.ratio) * Double(calls) + allowance
-        print("[RetryBudgetHTTP] \(requests) requests at the server for \(calls) calls in \(seconds) s, bound \(bound)")
+        print(
+            "[RetryBudgetHTTP] \(requests) requests at the server for \(calls) calls in \(seconds) s, bound \(bound)"
+        )
         #expect(requests >= calls)
         #expect(Double(requests) <= bound, "\(requests) requests, bound \(bound)")
         #expect(TempoRegistry.shared.snapshot().entries(.retry).isEmpty)

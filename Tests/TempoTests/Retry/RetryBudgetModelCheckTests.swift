@@ -88,7 +88,8 @@ struct RetryBudgetModel {
         let budget = RetryBudget(
             identifier: "model", ratio: ratio, minimumPerSecond: perSecond,
             window: .milliseconds(windowMS))
-        var model = RetryBudgetModel(ratio: ratio, perSecond: perSecond, window: windowMS * 1_000_000)
+        var model = RetryBudgetModel(
+            ratio: ratio, perSecond: perSecond, window: windowMS * 1_000_000)
         let clock = ManualClock()
         let registry = TempoRegistry(clock: clock)
         var now: Int64 = 0
@@ -124,15 +125,18 @@ struct RetryBudgetModel {
                 calls + retries == 0
                 ? nil : (Double(model.balance(at: now)) / 1e6, calls, retries)
             if row?.balance != want?.0 || row?.calls != want?.1 || row?.retries != want?.2 {
-                return "step \(step): row \(String(describing: row)), model \(String(describing: want))\n"
+                return
+                    "step \(step): row \(String(describing: row)), model \(String(describing: want))\n"
                     + trace.joined(separator: "\n")
             }
         }
         // The bound over the whole run.
         let span = Double((lastRetry ?? 0) - (firstCall ?? 0)) / 1e9
-        let bound = ratio * Double(model.calls.count) + perSecond * (span + Double(model.window) / 1e9)
+        let bound =
+            ratio * Double(model.calls.count) + perSecond * (span + Double(model.window) / 1e9)
         if Double(model.retries.count) > bound + 1e-9 {
-            return "\(model.retries.count) retries > bound \(bound)\n" + trace.joined(separator: "\n")
+            return "\(model.retries.count) retries > bound \(bound)\n"
+                + trace.joined(separator: "\n")
         }
         return nil
     }
@@ -145,7 +149,10 @@ struct RetryBudgetModel {
         let made = Lock(0)
         await registry.withCurrent {
             _ = try? await retry(maxAttempts, every: .zero, budget: budget) {
-                let attempt = made.withLock { $0 += 1; return $0 }
+                let attempt = made.withLock {
+                    $0 += 1
+                    return $0
+                }
                 switch outcomes[min(attempt, outcomes.count) - 1] {
                 case .fail: throw Boom(attempt: attempt)
                 case .succeed: return

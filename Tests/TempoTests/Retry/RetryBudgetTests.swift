@@ -16,7 +16,8 @@ import Testing
             #expect(probe.attempts == 110)
             #expect(probe.told == 10)
             // The tenth call finds a whole retry, spends it, and is refused its second.
-            #expect(made.indices.filter { made[$0] == 2 } == Array(stride(from: 9, to: 100, by: 10)))
+            #expect(
+                made.indices.filter { made[$0] == 2 } == Array(stride(from: 9, to: 100, by: 10)))
             let row = registry.budgetRow("api")
             #expect(row?.calls == 100)
             #expect(row?.retries == 10)
@@ -30,7 +31,8 @@ import Testing
             let budget = RetryBudget(identifier: "api", ratio: 0, minimumPerSecond: 0)
             await #expect(throws: Boom(attempt: 1)) {
                 try await retry(
-                    3, backoff: .constant(.seconds(1)), onRetry: { attempt, _, _ in told.append(attempt) },
+                    3, backoff: .constant(.seconds(1)),
+                    onRetry: { attempt, _, _ in told.append(attempt) },
                     budget: budget
                 ) { throw Boom(attempt: 1) }
             }
