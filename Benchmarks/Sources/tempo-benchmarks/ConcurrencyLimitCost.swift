@@ -92,7 +92,9 @@ extension Suite {
                     + format(idleRatio, digits: 2) + "× on an idle key",
                 met: busyRatio <= 2,
                 note: "an admitted call takes the shard's lock twice (take and give back the "
-                    + "slot); on an idle key it also makes and removes the key's entry."))
+                    + "slot); on an idle key it also makes and removes the key's entry. The rest "
+                    + "is the `async` call and the call of the caller's closure (frames, "
+                    + "executor checks), retains and releases."))
         report.targets.append(
             Target(
                 name: "rejected `concurrencyLimit` call within 2× floor",

@@ -62,7 +62,12 @@ public func rateLimit<Value>(
     operation: () async throws -> Value
 ) async throws -> Value {
     let key = GroupKey(identifier, fileID, line, column)
-    guard let token = try await acquireRatePermit(limit, weight: weight, policy: policy, key: key)
+    // The permit taken at once is decided synchronously: no `async` call before `operation`.
+    guard case .wait(let registry, let bucket) = try ratePermitNow(limit, weight, policy, key)
+    else { return try await operation() }
+    guard
+        let token = try await registry.waitForRatePermit(
+            key, weight: weight, bucket: bucket, maxWait: policy.maxWait)
     else { return try await operation() }
     // Admitted by a timer of a deterministic clock: the clock waits for the operation.
     defer { token.finish() }
@@ -166,20 +171,40 @@ public func resetRateLimit(identifier: String) {
     TempoRegistry.current.resetRateLimit(identifier: identifier)
 }
 
-/// Takes `weight` permits of `limit` for `key` in the current registry, waiting as `policy`
-/// allows. Returns the work token of a waiter that a deterministic clock's timer admitted.
-private func acquireRatePermit(
-    _ limit: RateLimit, weight: Int, policy: RateLimitPolicy, key: GroupKey
-) async throws -> SettleToken? {
-    guard weight > 0, let bucket = limit.bucket else { return nil }
+/// What a call found when it asked for its permit at once.
+private enum RatePermitNow {
+    /// Admitted (or nothing to take): go on.
+    case admitted
+    /// Not free, and the policy waits: wait in `registry`'s queue, with this bucket.
+    case wait(TempoRegistry, (refill: Duration, burst: Int))
+}
+
+/// Takes `weight` permits of `limit` for `key` in the current registry now, if they are free,
+/// or says the call must wait; throws when the policy refuses, the weight can never be admitted
+/// or the task is cancelled. Synchronous, so an admitted call makes no `async` call of its own.
+@inline(__always)
+private func ratePermitNow(
+    _ limit: RateLimit, _ weight: Int, _ policy: RateLimitPolicy, _ key: GroupKey
+) throws -> RatePermitNow {
+    guard weight > 0, let bucket = limit.bucket else { return .admitted }
     guard weight <= bucket.burst else {
         throw RateLimitError.cannotAdmit(weight: weight, burst: bucket.burst)
     }
     try Task.checkCancellation()
     let registry = TempoRegistry.current
     guard case .limited(let after) = registry.enterRateLimit(key, weight: weight, bucket: bucket)
-    else { return nil }
+    else { return .admitted }
     if policy.maxWait == .zero { throw RateLimitError.limited(retryAfter: after) }
+    return .wait(registry, bucket)
+}
+
+/// Takes `weight` permits of `limit` for `key` in the current registry, waiting as `policy`
+/// allows. Returns the work token of a waiter that a deterministic clock's timer admitted.
+private func acquireRatePermit(
+    _ limit: RateLimit, weight: Int, policy: RateLimitPolicy, key: GroupKey
+) async throws -> SettleToken? {
+    guard case .wait(let registry, let bucket) = try ratePermitNow(limit, weight, policy, key)
+    else { return nil }
     return try await registry.waitForRatePermit(
         key, weight: weight, bucket: bucket, maxWait: policy.maxWait)
 }
