@@ -30,16 +30,19 @@ extension TempoRegistry {
         var ids: IDSource
         var rateLimits: [GroupKey: Slot<RateLimitEntry>] = [:]
         var concurrencyLimits: [GroupKey: Slot<ConcurrencyLimitState<LimitWaiter>>] = [:]
+        var circuitBreakers: [GroupKey: Slot<CircuitBreakerEntry>] = [:]
 
         var count: Int {
             debounces.count + throttles.count + delays.count + running.count
                 + rateLimits.count + concurrencyLimits.count
+                + circuitBreakers.count
         }
 
         var capacity: Int {
             debounces.capacity + throttles.capacity + delays.capacity + running.capacity
                 + namedRepeats.capacity
                 + rateLimits.capacity + concurrencyLimits.capacity
+                + circuitBreakers.capacity
         }
     }
 

@@ -1,0 +1,121 @@
+// The registry's part of `circuitBreaker`: the key's entry in each shard's table, a call's
+// admission and its outcome (each a lock and a table update), and the manual controls. The
+// state-change callback runs after the lock is released.
+
+extension CircuitBreakerEntry: RegistryEntry {
+    static func access<R>(
+        _ tables: inout TempoRegistry.Tables,
+        _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
+    ) -> R { body(&tables.circuitBreakers, &tables.ids) }
+
+    // A breaker has no timer (its break ends when a call or a reading finds it over) and is
+    // not cancelled, flushed or withdrawn through the generic paths: these say "nothing to
+    // do". It stays in its table until reset.
+    mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) { (nil, nil) }
+    mutating func cancel(at now: Duration) -> (due: Operation?, dropped: Operation?) { (nil, nil) }
+    mutating func flush(at now: Duration) -> Operation? { nil }
+    var nextWake: Duration? { nil }
+    mutating func withdraw(_ ticket: Ticket) -> Bool { false }
+    func isIdle(at now: Duration) -> Bool { false }
+    var pendingDeadline: Duration? { nil }
+
+    func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
+        let reading = reading(at: now)
+        return TempoSnapshot.Entry(
+            kind: .circuitBreaker, key: key.description,
+            state: .circuitBreaker(
+                state: reading.state, failures: reading.failures, calls: reading.calls,
+                reopensAt: reading.reopensAt))
+    }
+}
+
+extension TempoRegistry {
+    /// A call arrives at the breaker of `key`: it runs (with the epoch to report its outcome
+    /// in) or is rejected. A clock read, a lock and a table update.
+    @inline(__always)
+    func enterCircuitBreaker(
+        _ key: GroupKey, policy: CircuitBreakerPolicy
+    ) -> CircuitBreakerEntry.Admission {
+        let now = clock.now()
+        var change: CircuitBreakerEntry.Change?
+        let admission = shard(key).tables.withLock { tables in
+            CircuitBreakerEntry.access(&tables) { table, _ in
+                table[key, default: Slot(state: CircuitBreakerEntry(window: policy.window))]
+                    .state.admit(at: now, policy: policy, change: &change)
+            }
+        }
+        change?.notify()
+        return admission
+    }
+
+    /// The call admitted in `epoch` at the breaker of `key` ended with `outcome`.
+    @inline(__always)
+    func recordCircuitBreaker(
+        _ key: GroupKey, _ outcome: CircuitBreakerEntry.Outcome, epoch: UInt64,
+        policy: CircuitBreakerPolicy
+    ) {
+        let now = clock.now()
+        let change = shard(key).tables.withLock { tables in
+            CircuitBreakerEntry.access(&tables) { table, _ -> CircuitBreakerEntry.Change? in
+                guard let index = table.index(forKey: key) else { return nil }
+                return table.values[index].state.record(
+                    outcome, epoch: epoch, at: now, policy: policy)
+            }
+        }
+        change?.notify()
+    }
+
+    /// Opens the breaker `identifier` until it is closed or reset by hand (a new one when
+    /// none is live); see ``Tempo/openCircuitBreaker(identifier:)``.
+    ///
+    /// ```swift
+    /// registry.openCircuitBreaker(identifier: "payments")
+    /// ```
+    ///
+    /// - Parameter identifier: The identifier the breaker's calls are made with.
+    public func openCircuitBreaker(identifier: String) {
+        let key = GroupKey.name(identifier)
+        let now = clock.now()
+        let change = shard(key).tables.withLock { tables in
+            CircuitBreakerEntry.access(&tables) { table, _ in
+                table[key, default: Slot(state: CircuitBreakerEntry(window: .lastCalls(20)))]
+                    .state.open(at: now, for: nil)
+            }
+        }
+        change?.notify()
+    }
+
+    /// Closes the breaker `identifier`; see ``Tempo/closeCircuitBreaker(identifier:)``.
+    ///
+    /// ```swift
+    /// registry.closeCircuitBreaker(identifier: "payments")
+    /// ```
+    ///
+    /// - Parameter identifier: The identifier the breaker's calls are made with.
+    public func closeCircuitBreaker(identifier: String) {
+        let key = GroupKey.name(identifier)
+        let change = shard(key).tables.withLock { tables in
+            CircuitBreakerEntry.access(&tables) { table, _ -> CircuitBreakerEntry.Change? in
+                guard let index = table.index(forKey: key) else { return nil }
+                return table.values[index].state.close()
+            }
+        }
+        change?.notify()
+    }
+
+    /// Forgets the breaker `identifier`; see ``Tempo/resetCircuitBreaker(identifier:)``.
+    ///
+    /// ```swift
+    /// registry.resetCircuitBreaker(identifier: "payments")
+    /// ```
+    ///
+    /// - Parameter identifier: The identifier the breaker's calls are made with.
+    public func resetCircuitBreaker(identifier: String) {
+        let key = GroupKey.name(identifier)
+        let removed = shard(key).tables.withLock { tables in
+            CircuitBreakerEntry.access(&tables) { table, _ in table.removeLive(key) }
+        }
+        guard var entry = removed?.state else { return }
+        entry.close()?.notify()
+    }
+}
