@@ -51,6 +51,7 @@ struct Suite {
         if sections.contains(.results) { await results(into: &report) }
         if sections.contains(.costs) {
             await concurrencyLimitCosts(into: &report, floor: floor.median)
+            await circuitBreakerCosts(into: &report, floor: floor.median)
         }
 
         report.wallSeconds = (ContinuousClock.now - started).nanoseconds / 1e9
