@@ -53,9 +53,10 @@ struct CircuitBreakerEntry: Sendable {
     }
 
     /// A call at `now` under `policy`: it runs (closed, or a free trial slot) or is rejected.
-    /// An open breaker whose break is over turns half-open first (`change`).
+    /// An open breaker whose break is over turns half-open first (`change`). The clock is read
+    /// only when the breaker is open.
     mutating func admit(
-        at now: Duration, policy: CircuitBreakerPolicy, change: inout Change?
+        at now: () -> Duration, policy: CircuitBreakerPolicy, change: inout Change?
     ) -> Admission {
         callback = policy.onStateChange
         if shape != policy.window {
@@ -67,6 +68,7 @@ struct CircuitBreakerEntry: Sendable {
             return .run(epoch: epoch)
         case .open:
             guard let reopensAt else { return .rejected(retryAfter: nil) }
+            let now = now()
             guard reopensAt <= now else { return .rejected(retryAfter: reopensAt - now) }
             change = move(to: .halfOpen)
             return admitTrial(policy)
@@ -83,26 +85,32 @@ struct CircuitBreakerEntry: Sendable {
         return .run(epoch: epoch)
     }
 
-    /// The call admitted in `epoch` ended at `now` with `outcome`.
+    /// The call admitted in `epoch` ended at `now` with `outcome`. The clock is read only for
+    /// a time window or a change of state.
     mutating func record(
-        _ outcome: Outcome, epoch: UInt64, at now: Duration, policy: CircuitBreakerPolicy
+        _ outcome: Outcome, epoch: UInt64, at now: () -> Duration, policy: CircuitBreakerPolicy
     ) -> Change? {
         guard epoch == self.epoch else { return nil }
         switch state {
         case .closed:
             guard outcome != .cancelled else { return nil }
-            window.record(failure: outcome == .failure, at: now)
+            var read: Duration?
+            window.record(failure: outcome == .failure) {
+                if let read { return read }
+                read = now()
+                return read!
+            }
             guard window.calls >= max(policy.minimumCalls, 1),
                 Double(window.failures) / Double(window.calls) >= policy.failureRatio
             else { return nil }
-            return open(at: now, for: policy.nextBreak(after: nil))
+            return open(at: read ?? now(), for: policy.nextBreak(after: nil))
         case .halfOpen:
             trialsRunning -= 1
             switch outcome {
             case .cancelled:
                 return nil
             case .failure:
-                return open(at: now, for: policy.nextBreak(after: lastBreak))
+                return open(at: now(), for: policy.nextBreak(after: lastBreak))
             case .success:
                 trialsSucceeded += 1
                 return trialsSucceeded >= policy.trialCalls ? close() : nil

@@ -28,9 +28,9 @@ struct CircuitBreakerWindow: Sendable {
         }
     }
 
-    /// Adds the outcome of a call that ended at `now`; the oldest leaves a full count window.
-    mutating func record(failure: Bool, at now: Duration) {
-        expire(at: now)
+    /// Adds the outcome of a call that ended at `now` (read only by a time window); the
+    /// oldest leaves a full count window.
+    mutating func record(failure: Bool, at now: () -> Duration) {
         if span == nil {
             if calls == limit {
                 if failed[head] { failures -= 1 }
@@ -41,6 +41,8 @@ struct CircuitBreakerWindow: Sendable {
                 calls += 1
             }
         } else {
+            let now = now()
+            expire(at: now)
             failed.append(failure)
             times.append(now)
             calls += 1

@@ -36,12 +36,11 @@ extension TempoRegistry {
     func enterCircuitBreaker(
         _ key: GroupKey, policy: CircuitBreakerPolicy
     ) -> CircuitBreakerEntry.Admission {
-        let now = clock.now()
         var change: CircuitBreakerEntry.Change?
         let admission = shard(key).tables.withLock { tables in
             CircuitBreakerEntry.access(&tables) { table, _ in
                 table[key, default: Slot(state: CircuitBreakerEntry(window: policy.window))]
-                    .state.admit(at: now, policy: policy, change: &change)
+                    .state.admit(at: { clock.now() }, policy: policy, change: &change)
             }
         }
         change?.notify()
@@ -54,12 +53,11 @@ extension TempoRegistry {
         _ key: GroupKey, _ outcome: CircuitBreakerEntry.Outcome, epoch: UInt64,
         policy: CircuitBreakerPolicy
     ) {
-        let now = clock.now()
         let change = shard(key).tables.withLock { tables in
             CircuitBreakerEntry.access(&tables) { table, _ -> CircuitBreakerEntry.Change? in
                 guard let index = table.index(forKey: key) else { return nil }
                 return table.values[index].state.record(
-                    outcome, epoch: epoch, at: now, policy: policy)
+                    outcome, epoch: epoch, at: { clock.now() }, policy: policy)
             }
         }
         change?.notify()
