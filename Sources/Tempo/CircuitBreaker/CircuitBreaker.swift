@@ -74,9 +74,10 @@ public func circuitBreaker<Value>(
     try Task.checkCancellation()
     let key = GroupKey(identifier, fileID, line, column)
     let registry = TempoRegistry.current
-    let epoch: UInt64
-    switch registry.enterCircuitBreaker(key, policy: policy) {
-    case .run(let admitted): epoch = admitted
+    let entered = registry.enterCircuitBreaker(key, policy: policy)
+    let admitted: (epoch: UInt64, generation: UInt64)
+    switch entered.admission {
+    case .run(let epoch): admitted = (epoch, entered.generation)
     case .rejected(let after): throw CircuitBreakerError.open(retryAfter: after)
     }
     let value: Value
@@ -86,10 +87,10 @@ public func circuitBreaker<Value>(
         let outcome: CircuitBreakerEntry.Outcome =
             error is CancellationError || Task.isCancelled
             ? .cancelled : policy.isFailure(error) ? .failure : .success
-        registry.recordCircuitBreaker(key, outcome, epoch: epoch, policy: policy)
+        registry.recordCircuitBreaker(key, outcome, admitted: admitted, policy: policy)
         throw error
     }
-    registry.recordCircuitBreaker(key, .success, epoch: epoch, policy: policy)
+    registry.recordCircuitBreaker(key, .success, admitted: admitted, policy: policy)
     return value
 }
 

@@ -30,34 +30,56 @@ extension CircuitBreakerEntry: RegistryEntry {
 }
 
 extension TempoRegistry {
-    /// A call arrives at the breaker of `key`: it runs (with the epoch to report its outcome
-    /// in) or is rejected. A clock read, a lock and a table update.
+    /// A call arrives at the breaker of `key`: it runs (with the breaker's generation and the
+    /// epoch to report its outcome in) or is rejected. A lock and a table update; the clock is
+    /// read only when the breaker is open.
     @inline(__always)
     func enterCircuitBreaker(
         _ key: GroupKey, policy: CircuitBreakerPolicy
-    ) -> CircuitBreakerEntry.Admission {
+    ) -> (admission: CircuitBreakerEntry.Admission, generation: UInt64) {
         var change: CircuitBreakerEntry.Change?
-        let admission = shard(key).tables.withLock { tables in
-            CircuitBreakerEntry.access(&tables) { table, _ in
-                table[key, default: Slot(state: CircuitBreakerEntry(window: policy.window))]
-                    .state.admit(at: { clock.now() }, policy: policy, change: &change)
+        let admitted = shard(key).tables.withLock { tables in
+            CircuitBreakerEntry.access(&tables) {
+                table, ids -> (CircuitBreakerEntry.Admission, UInt64) in
+                let index = Self.breakerIndex(key, in: &table, ids: &ids, window: policy.window)
+                let admission = table.values[index].state.admit(
+                    at: { clock.now() }, policy: policy, change: &change)
+                return (admission, table.values[index].generation)
             }
         }
         change?.notify()
-        return admission
+        return admitted
     }
 
-    /// The call admitted in `epoch` at the breaker of `key` ended with `outcome`.
+    /// The index of `key`'s breaker, made when none is live. A new breaker takes a new
+    /// generation (never reused), so a call admitted by a breaker since reset counts for
+    /// nothing in the one that replaced it.
+    @inline(__always)
+    private static func breakerIndex(
+        _ key: GroupKey, in table: inout [GroupKey: Slot<CircuitBreakerEntry>],
+        ids: inout IDSource, window: CircuitBreakerPolicy.Window
+    ) -> [GroupKey: Slot<CircuitBreakerEntry>].Index {
+        if let index = table.index(forKey: key) { return index }
+        var slot = Slot(state: CircuitBreakerEntry(window: window))
+        slot.generation = ids.next()
+        table[key] = slot
+        return table.index(forKey: key)!
+    }
+
+    /// The call admitted in `epoch` by generation `generation` of the breaker of `key` ended
+    /// with `outcome`.
     @inline(__always)
     func recordCircuitBreaker(
-        _ key: GroupKey, _ outcome: CircuitBreakerEntry.Outcome, epoch: UInt64,
-        policy: CircuitBreakerPolicy
+        _ key: GroupKey, _ outcome: CircuitBreakerEntry.Outcome,
+        admitted: (epoch: UInt64, generation: UInt64), policy: CircuitBreakerPolicy
     ) {
         let change = shard(key).tables.withLock { tables in
             CircuitBreakerEntry.access(&tables) { table, _ -> CircuitBreakerEntry.Change? in
-                guard let index = table.index(forKey: key) else { return nil }
+                guard let index = table.index(forKey: key),
+                    table.values[index].generation == admitted.generation
+                else { return nil }
                 return table.values[index].state.record(
-                    outcome, epoch: epoch, at: { clock.now() }, policy: policy)
+                    outcome, epoch: admitted.epoch, at: { clock.now() }, policy: policy)
             }
         }
         change?.notify()
@@ -75,9 +97,9 @@ extension TempoRegistry {
         let key = GroupKey.name(identifier)
         let now = clock.now()
         let change = shard(key).tables.withLock { tables in
-            CircuitBreakerEntry.access(&tables) { table, _ in
-                table[key, default: Slot(state: CircuitBreakerEntry(window: .lastCalls(20)))]
-                    .state.open(at: now, for: nil)
+            CircuitBreakerEntry.access(&tables) { table, ids in
+                let index = Self.breakerIndex(key, in: &table, ids: &ids, window: .lastCalls(20))
+                return table.values[index].state.open(at: now, for: nil)
             }
         }
         change?.notify()

@@ -159,6 +159,18 @@ import Testing
         }
     }
 
+    @Test func aCallFromBeforeAResetCountsForNothingInTheNewBreaker() async {
+        await onManualClock { clock, registry in
+            let held = await gatedBreakerCall(Self.policy, key: "k", registry: registry)
+            resetCircuitBreaker(identifier: "k")
+            #expect(await breakerCall(Self.policy, key: "k", .succeed) == "ok")
+            held.gate.open(.fail)
+            #expect(await held.task.value == "boom")
+            #expect(breakerRow(registry, "k")?.state == .closed)
+            #expect(breakerRow(registry, "k")?.failures == 0)
+        }
+    }
+
     @Test func badPoliciesThrowWithoutRunningAndEdgesHaveAMeaning() async {
         await onManualClock { clock, registry in
             let ran = Log<String>()
