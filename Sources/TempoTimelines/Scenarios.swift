@@ -240,5 +240,6 @@ func allTimelines() async -> [Timeline] {
         await rateLimitTimeline(waiting: false),
         await concurrencyLimitTimeline(),
         await retryBudgetTimeline(),
+        await circuitBreakerTimeline(),
     ]
 }

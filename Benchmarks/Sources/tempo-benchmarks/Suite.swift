@@ -52,6 +52,7 @@ struct Suite {
         if sections.contains(.costs) || sections.contains(.concurrencyLimit) {
             await concurrencyLimitCosts(into: &report, floor: floor.median)
             await retryBudgetCosts(into: &report, floor: floor.median)
+            await circuitBreakerCosts(into: &report, floor: floor.median)
         }
 
         report.wallSeconds = (ContinuousClock.now - started).nanoseconds / 1e9

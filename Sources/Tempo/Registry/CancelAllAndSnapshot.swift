@@ -82,6 +82,7 @@ extension TempoRegistry {
                 add(RateLimitEntry.self, from: &tables)
                 add(ConcurrencyLimitState<LimitWaiter>.self, from: &tables)
                 add(RetryBudgetState.self, from: &tables)
+                add(CircuitBreakerEntry.self, from: &tables)
             }
         }
         entries.sort { ($0.kind.rawValue, $0.key) < ($1.kind.rawValue, $1.key) }

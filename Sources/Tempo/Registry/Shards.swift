@@ -31,11 +31,13 @@ extension TempoRegistry {
         var rateLimits: [GroupKey: Slot<RateLimitEntry>] = [:]
         var concurrencyLimits: [GroupKey: Slot<ConcurrencyLimitState<LimitWaiter>>] = [:]
         var retryBudgets: [GroupKey: Slot<RetryBudgetState>] = [:]
+        var circuitBreakers: [GroupKey: Slot<CircuitBreakerEntry>] = [:]
 
         var count: Int {
             debounces.count + throttles.count + delays.count + running.count
                 + rateLimits.count + concurrencyLimits.count
                 + retryBudgets.count
+                + circuitBreakers.count
         }
 
         var capacity: Int {
@@ -43,6 +45,7 @@ extension TempoRegistry {
                 + namedRepeats.capacity
                 + rateLimits.capacity + concurrencyLimits.capacity
                 + retryBudgets.capacity
+                + circuitBreakers.capacity
         }
     }
 

@@ -119,6 +119,14 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// let budgets = registry.snapshot().entries.filter { $0.kind == .retryBudget }
         /// ```
         case retryBudget
+        /// A circuit breaker (``circuitBreaker(_:identifier:isolation:fileID:line:column:operation:)``),
+        /// from its first call until it is reset; its state is
+        /// ``State/circuitBreaker(state:failures:calls:reopensAt:)``.
+        ///
+        /// ```swift
+        /// let breakers = registry.snapshot().entries.filter { $0.kind == .circuitBreaker }
+        /// ```
+        case circuitBreaker
     }
 
     /// What a live entry is doing. Instants are on the registry's clock, like
@@ -222,6 +230,19 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// }
         /// ```
         case retryBudget(balance: Double, calls: Int, retries: Int)
+        /// A circuit breaker, as a call made now would find it. Closed: `calls` outcomes in
+        /// its window, `failures` of them failures. Half-open: `calls` trial calls admitted
+        /// (an open breaker whose break is over shows as half-open, with none). Open: zero
+        /// and zero, and the break ends at `reopensAt` (`nil`: opened by hand).
+        ///
+        /// ```swift
+        /// let state = registry.snapshot().entries.first?.state
+        /// if case .circuitBreaker(.open, _, _, let reopensAt?) = state {
+        ///     print("trial call at \(reopensAt)")
+        /// }
+        /// ```
+        case circuitBreaker(
+            state: CircuitBreakerState, failures: Int, calls: Int, reopensAt: Duration?)
     }
 
     /// One live key: which helper, under which name, doing what.
@@ -295,6 +316,9 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         case .retryBudget(let balance, let calls, let retries):
             let shown = (balance * 100).rounded(.down) / 100
             return "balance \(shown) retries, \(calls) calls, \(retries) retries"
+        case .circuitBreaker(let state, let failures, let calls, let reopensAt):
+            return "\(state.rawValue), \(failures) of \(calls) calls failed"
+                + (reopensAt.map { ", half-open at \(at($0))" } ?? "")
         }
     }
 }

@@ -1,0 +1,136 @@
+// The front doors of the circuit breaker: wrap an operation, and open, close or reset a
+// breaker by identifier.
+
+/// Runs `operation` unless its circuit breaker is open, in the caller's task and isolation,
+/// and counts how it ended.
+///
+/// Calls are grouped by `identifier`, or, without one, by the call site
+/// (`fileID:line:column`); each key has one breaker, which lives in the current registry and
+/// measures time on its clock.
+///
+/// - **Closed** (at first): the call runs. Its outcome goes into the key's window (see
+///   ``CircuitBreakerPolicy/window``). When the window holds at least
+///   ``CircuitBreakerPolicy/minimumCalls`` calls and failures are at least
+///   ``CircuitBreakerPolicy/failureRatio`` of them, the breaker opens.
+/// - **Open**: the call throws ``CircuitBreakerError/open(retryAfter:)`` at once, without
+///   running `operation`; `retryAfter` is the time left of the break.
+/// - **Half-open**: the first call after the break finds it half-open. The breaker admits
+///   ``CircuitBreakerPolicy/trialCalls`` trial calls and rejects the others as an open one
+///   does (with a `nil` `retryAfter`). When every trial succeeds it closes (with an empty
+///   window); when one fails it opens again, for a longer break if
+///   ``CircuitBreakerPolicy/maximumBreakDuration`` is set.
+///
+/// An error counts as a failure when ``CircuitBreakerPolicy/isFailure`` says so, and as a
+/// success otherwise. Cancellation never counts: a call that throws `CancellationError`, or
+/// throws while its task is cancelled, leaves the window as it was, and a cancelled trial
+/// frees its slot for another. A task already cancelled throws `CancellationError` without
+/// touching the breaker. A call counts only in the state it was admitted in: one admitted
+/// while closed that ends after the breaker opened counts for nothing.
+///
+/// The state-change callback (``CircuitBreakerPolicy/onStateChange``) runs once per change,
+/// synchronously on the task (and actor) of the call that made it, or of the caller of
+/// ``openCircuitBreaker(identifier:)``, ``closeCircuitBreaker(identifier:)`` or
+/// ``resetCircuitBreaker(identifier:)``, after the registry's lock is released: it may call
+/// Tempo. Changes made at the same moment on different tasks may reach it in either order.
+///
+/// Admission and the outcome are each a clock read, a lock and a table update: no `Task`, no
+/// timer. The breaker shows in ``TempoRegistry/snapshot()`` as
+/// ``TempoSnapshot/State/circuitBreaker(state:failures:calls:reopensAt:)`` and stays there
+/// until ``resetCircuitBreaker(identifier:)``. Calls of one key should pass the same policy;
+/// each call is judged by its own, and a call whose ``CircuitBreakerPolicy/window`` differs
+/// from the breaker's empties the window.
+///
+/// ```swift
+/// let policy = CircuitBreakerPolicy(failureRatio: 0.5, breakDuration: .seconds(10))
+/// let user = try await circuitBreaker(policy, identifier: "users") {
+///     try await api.user(id)
+/// }
+/// ```
+///
+/// - Parameters:
+///   - policy: When the breaker opens, for how long, and how it tries again.
+///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - isolation: The caller's actor, filled in for you: `operation` runs there.
+///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
+///     that groups calls when `identifier` is `nil`.
+///   - line: The caller's line, filled in for you.
+///   - column: The caller's column, filled in for you.
+///   - operation: The call to protect.
+/// - Returns: What `operation` returns.
+/// - Throws: ``CircuitBreakerError/open(retryAfter:)`` when the breaker rejects the call,
+///   ``CircuitBreakerError/invalidPolicy(_:)`` when `policy` cannot be used,
+///   `CancellationError` when the task is cancelled before the call, and whatever
+///   `operation` throws.
+public func circuitBreaker<Value>(
+    _ policy: CircuitBreakerPolicy = CircuitBreakerPolicy(),
+    identifier: String? = nil,
+    isolation: isolated (any Actor)? = #isolation,
+    fileID: StaticString = #fileID,
+    line: UInt = #line,
+    column: UInt = #column,
+    operation: () async throws -> Value
+) async throws -> Value {
+    if let problem = policy.problem { throw CircuitBreakerError.invalidPolicy(problem) }
+    try Task.checkCancellation()
+    let key = GroupKey(identifier, fileID, line, column)
+    let registry = TempoRegistry.current
+    let entered = registry.enterCircuitBreaker(key, policy: policy)
+    let admitted: (epoch: UInt64, generation: UInt64)
+    switch entered.admission {
+    case .run(let epoch): admitted = (epoch, entered.generation)
+    case .rejected(let after): throw CircuitBreakerError.open(retryAfter: after)
+    }
+    let value: Value
+    do {
+        value = try await operation()
+    } catch {
+        let outcome: CircuitBreakerEntry.Outcome =
+            error is CancellationError || Task.isCancelled
+            ? .cancelled : policy.isFailure(error) ? .failure : .success
+        registry.recordCircuitBreaker(key, outcome, admitted: admitted, policy: policy)
+        throw error
+    }
+    registry.recordCircuitBreaker(key, .success, admitted: admitted, policy: policy)
+    return value
+}
+
+/// Opens the circuit breaker `identifier` now and holds it open until
+/// ``closeCircuitBreaker(identifier:)`` or ``resetCircuitBreaker(identifier:)``: its calls
+/// throw ``CircuitBreakerError/open(retryAfter:)`` with a `nil` `retryAfter`, and no break
+/// ends on its own. Opens a new breaker when none is live for `identifier`.
+///
+/// ```swift
+/// openCircuitBreaker(identifier: "payments")   // maintenance window
+/// ```
+///
+/// - Parameter identifier: The identifier the breaker's calls are made with.
+public func openCircuitBreaker(identifier: String) {
+    TempoRegistry.current.openCircuitBreaker(identifier: identifier)
+}
+
+/// Closes the circuit breaker `identifier` now, whatever its state: its window starts empty,
+/// its next break is the policy's first, and calls still running from before count for
+/// nothing. Does nothing when no breaker is live for `identifier`.
+///
+/// ```swift
+/// closeCircuitBreaker(identifier: "payments")   // the service is back
+/// ```
+///
+/// - Parameter identifier: The identifier the breaker's calls are made with.
+public func closeCircuitBreaker(identifier: String) {
+    TempoRegistry.current.closeCircuitBreaker(identifier: identifier)
+}
+
+/// Forgets the circuit breaker `identifier`: it leaves the registry (and its snapshot), and
+/// the next call starts a new, closed one. The state-change callback is told if it was not
+/// closed. Calls still running from before count for nothing. Does nothing when no breaker
+/// is live for `identifier`.
+///
+/// ```swift
+/// resetCircuitBreaker(identifier: "payments")
+/// ```
+///
+/// - Parameter identifier: The identifier the breaker's calls are made with.
+public func resetCircuitBreaker(identifier: String) {
+    TempoRegistry.current.resetCircuitBreaker(identifier: identifier)
+}

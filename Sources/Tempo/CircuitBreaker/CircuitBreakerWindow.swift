@@ -1,0 +1,87 @@
+// The sliding window of a closed circuit breaker: the outcomes of its last N calls, or of
+// its calls of the last T, with their failure count kept as calls come and go.
+
+/// The outcomes a closed breaker judges its failure ratio by. It holds no clock: the caller
+/// passes the time of each call and of each reading.
+struct CircuitBreakerWindow: Sendable {
+    /// At most this many outcomes (a count window); `Int.max` for a time window.
+    private let limit: Int
+    /// Outcomes older than this leave (a time window); `nil` for a count window.
+    private let span: Duration?
+    /// The outcomes, oldest at `head`: a ring once a count window is full, a queue whose
+    /// front is dropped as it expires for a time window.
+    private var failed: [Bool] = []
+    private var times: [Duration] = []
+    private var head = 0
+    /// Outcomes held, and how many of them are failures.
+    private(set) var calls = 0
+    private(set) var failures = 0
+
+    init(_ window: CircuitBreakerPolicy.Window) {
+        switch window {
+        case .lastCalls(let count):
+            limit = max(count, 1)
+            span = nil
+        case .lastDuration(let duration):
+            limit = .max
+            span = duration
+        }
+    }
+
+    /// Adds the outcome of a call that ended at `now` (read only by a time window); the
+    /// oldest leaves a full count window.
+    mutating func record(failure: Bool, at now: () -> Duration) {
+        if span == nil {
+            if calls == limit {
+                if failed[head] { failures -= 1 }
+                failed[head] = failure
+                head = head == limit - 1 ? 0 : head + 1
+            } else {
+                failed.append(failure)
+                calls += 1
+            }
+        } else {
+            let now = now()
+            expire(at: now)
+            failed.append(failure)
+            times.append(now)
+            calls += 1
+        }
+        if failure { failures += 1 }
+    }
+
+    /// Drops the outcomes of a time window that are `span` or more old at `now`.
+    mutating func expire(at now: Duration) {
+        guard let span else { return }
+        let oldest = now.subtracting(span)
+        while head < times.count, times[head] <= oldest {
+            if failed[head] { failures -= 1 }
+            calls -= 1
+            head += 1
+        }
+        if head == times.count {
+            failed.removeAll(keepingCapacity: true)
+            times.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 64, head * 2 > times.count {
+            failed.removeFirst(head)
+            times.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// The calls and failures in the window at `now`, without changing it (for the snapshot).
+    func counts(at now: Duration) -> (calls: Int, failures: Int) {
+        guard let span else { return (calls, failures) }
+        let oldest = now.subtracting(span)
+        var calls = self.calls
+        var failures = self.failures
+        var index = head
+        while index < times.count, times[index] <= oldest {
+            calls -= 1
+            if failed[index] { failures -= 1 }
+            index += 1
+        }
+        return (calls, failures)
+    }
+}
