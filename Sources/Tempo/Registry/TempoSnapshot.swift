@@ -112,6 +112,14 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// let limited = registry.snapshot().entries.filter { $0.kind == .concurrencyLimit }
         /// ```
         case concurrencyLimit
+        /// A hedged call (``hedge(maxAttempts:after:identifier:fileID:line:column:operation:)``)
+        /// that is running; its state is
+        /// ``State/hedge(attemptsStarted:inFlight:nextHedgeAt:)``.
+        ///
+        /// ```swift
+        /// let hedging = registry.snapshot().entries.filter { $0.kind == .hedge }.count
+        /// ```
+        case hedge
     }
 
     /// What a live entry is doing. Instants are on the registry's clock, like
@@ -204,6 +212,17 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// }
         /// ```
         case concurrencyLimit(running: Int, queued: Int)
+        /// A hedged call: `attemptsStarted` attempts have started, `inFlight` of them are still
+        /// running, and the next starts at `nextHedgeAt` unless one succeeds first (`nil` when
+        /// no attempt is left to start).
+        ///
+        /// ```swift
+        /// let state = registry.snapshot().entries.first?.state
+        /// if case .hedge(let started, let inFlight, _) = state {
+        ///     print("\(started) attempts started, \(inFlight) in flight")
+        /// }
+        /// ```
+        case hedge(attemptsStarted: Int, inFlight: Int, nextHedgeAt: Duration?)
     }
 
     /// One live key: which helper, under which name, doing what.
@@ -274,6 +293,9 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
             return "\(tokens) permits free, next at \(at(next)), \(waiters) waiting"
         case .concurrencyLimit(let running, let queued):
             return "\(running) running, \(queued) queued"
+        case .hedge(let started, let inFlight, let next):
+            return "\(started) attempts started, \(inFlight) in flight"
+                + (next.map { ", next hedge at \(at($0))" } ?? "")
         }
     }
 }
