@@ -101,7 +101,15 @@ private func runHedge<Value: Sendable>(
             // cancelled, so that a manual clock's advance waits for them to unwind.
             var deciding: SettleToken?
             while case .none = outcome {
-                switch await mailbox.next() {
+                let event = await mailbox.next()
+                // A cancelled caller's attempts may report their end before the cancellation
+                // itself does: they are not failures, and start nothing.
+                if Task.isCancelled {
+                    outcome = .failure(CancellationError())
+                    deciding = event.token
+                    break
+                }
+                switch event {
                 case .cancelled:
                     outcome = .failure(CancellationError())
                 case .hedgeDue(let armed, let token):

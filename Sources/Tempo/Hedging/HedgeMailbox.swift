@@ -10,6 +10,14 @@ final class HedgeMailbox<Value: Sendable>: Sendable {
         case hedgeDue(generation: UInt64, SettleToken?)
         /// The caller was cancelled.
         case cancelled
+
+        /// The settle token the event carries, if any.
+        var token: SettleToken? {
+            switch self {
+            case .finished(_, _, let token), .hedgeDue(_, let token): token
+            case .cancelled: nil
+            }
+        }
     }
 
     private struct State {
@@ -71,9 +79,6 @@ final class HedgeMailbox<Value: Sendable>: Sendable {
     }
 
     private static func finishToken(of event: Event) {
-        switch event {
-        case .finished(_, _, let token?), .hedgeDue(_, let token?): token.finish()
-        default: break
-        }
+        event.token?.finish()
     }
 }
