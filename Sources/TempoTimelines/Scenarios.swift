@@ -239,5 +239,6 @@ func allTimelines() async -> [Timeline] {
         await rateLimitTimeline(waiting: true),
         await rateLimitTimeline(waiting: false),
         await concurrencyLimitTimeline(),
+        await hedgeTimeline(),
     ]
 }

@@ -52,6 +52,7 @@ struct Suite {
         if sections.contains(.costs) {
             await concurrencyLimitCosts(into: &report, floor: floor.median)
         }
+        if sections.contains(.costs) { await hedgeCosts(into: &report, floor: floor.median) }
 
         report.wallSeconds = (ContinuousClock.now - started).nanoseconds / 1e9
         return report
