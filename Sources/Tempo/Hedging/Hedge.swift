@@ -26,13 +26,15 @@
 ///
 /// - A `delay` of zero or less starts every attempt at once.
 /// - Any `delay` is safe: `.seconds(Int64.max)` never hedges on time, only after failures.
-/// - `maxAttempts` of 1 runs the operation once; zero or less throws
+/// - `maxAttempts` of 1 runs the operation once. Zero or less, or more than 1,000 (each
+///   attempt is a task and a request, and with no delay they all start at once), throws
 ///   ``HedgingError/invalidAttemptCount(_:)`` without running it.
 /// - An attempt that throws `CancellationError` while the caller is not cancelled counts as a
 ///   failed attempt; its error is kept like any other.
 ///
 /// - Parameters:
-///   - maxAttempts: How many attempts in all, the first included. Defaults to 2.
+///   - maxAttempts: How many attempts in all, the first included: 1 to 1,000. Defaults
+///     to 2.
 ///   - delay: How long to wait for a success before starting the next attempt.
 ///   - identifier: The name under which ``TempoRegistry/snapshot()`` lists the call; `nil`
 ///     (the default) lists it under its call site.
@@ -44,7 +46,7 @@
 /// - Returns: The value of the first attempt that succeeds.
 /// - Throws: ``HedgingError/allAttemptsFailed(_:)`` when every attempt failed;
 ///   `CancellationError` when the caller is cancelled; ``HedgingError/invalidAttemptCount(_:)``
-///   when `maxAttempts` is zero or negative.
+///   when `maxAttempts` is not in 1...1,000.
 public func hedge<Value: Sendable>(
     maxAttempts: Int = 2,
     after delay: Duration,
@@ -54,7 +56,9 @@ public func hedge<Value: Sendable>(
     column: UInt = #column,
     operation: @escaping @Sendable (_ attempt: Int) async throws -> Value
 ) async throws -> Value {
-    guard maxAttempts > 0 else { throw HedgingError.invalidAttemptCount(maxAttempts) }
+    guard (1...1_000).contains(maxAttempts) else {
+        throw HedgingError.invalidAttemptCount(maxAttempts)
+    }
     try Task.checkCancellation()
     return try await runHedge(
         plan: HedgePlan(maxAttempts: maxAttempts, delay: delay), registry: .current,

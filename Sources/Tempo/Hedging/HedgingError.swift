@@ -1,5 +1,5 @@
 /// The error `hedge` throws when every attempt failed, or before starting any when its
-/// attempt count is invalid.
+/// attempt count is not in 1...1,000.
 ///
 /// ```swift
 /// do {
@@ -22,8 +22,8 @@ public enum HedgingError: Error, Sendable {
     /// // throws HedgingError.allAttemptsFailed([Unavailable(), Unavailable()])
     /// ```
     case allAttemptsFailed([any Error])
-    /// `maxAttempts` was zero or negative; the associated value is what was passed. Nothing
-    /// ran.
+    /// `maxAttempts` was zero or negative, or more than 1,000; the associated value is what
+    /// was passed. Nothing ran.
     ///
     /// ```swift
     /// _ = try await hedge(maxAttempts: 0, after: .milliseconds(50)) { _ in 1 }

@@ -23,6 +23,36 @@ import Testing
         }
     }
 
+    @Test(arguments: [1_001, Int.max])
+    func aMaxAttemptsAboveAThousandThrowsWithoutRunning(maxAttempts: Int) async throws {
+        try await onManualClock { _, registry async throws in
+            let ran = Flag()
+            // With no delay every attempt would start at once: Int.max tasks.
+            let error = await #expect(throws: HedgingError.self) {
+                try await hedge(maxAttempts: maxAttempts, after: .zero) { _ in ran.set() }
+            }
+            guard case .invalidAttemptCount(let passed)? = error else {
+                Issue.record("expected invalidAttemptCount, got \(String(describing: error))")
+                return
+            }
+            #expect(passed == maxAttempts)
+            #expect(!ran.isSet)
+            #expect(registry.snapshot().isEmpty)
+        }
+    }
+
+    @Test func aThousandAttemptsAtOnceAreAllowed() async throws {
+        try await onManualClock { _, _ async throws in
+            let started = Log<Int>()
+            let winner = try await hedge(maxAttempts: 1_000, after: .zero) { attempt in
+                started.append(attempt)
+                return attempt
+            }
+            #expect((1...1_000).contains(winner))
+            #expect(started.count <= 1_000)
+        }
+    }
+
     @Test(arguments: [Duration.zero, .milliseconds(-5), .seconds(Int64.min)])
     func aDelayOfZeroOrLessStartsEveryAttemptAtOnce(delay: Duration) async throws {
         try await onManualClock { clock, registry async throws in
