@@ -241,5 +241,6 @@ func allTimelines() async -> [Timeline] {
         await concurrencyLimitTimeline(),
         await retryBudgetTimeline(),
         await circuitBreakerTimeline(),
+        await hedgeTimeline(),
     ]
 }

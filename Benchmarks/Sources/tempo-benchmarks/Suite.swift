@@ -54,6 +54,7 @@ struct Suite {
             await retryBudgetCosts(into: &report, floor: floor.median)
             await circuitBreakerCosts(into: &report, floor: floor.median)
         }
+        if sections.contains(.costs) { await hedgeCosts(into: &report, floor: floor.median) }
 
         report.wallSeconds = (ContinuousClock.now - started).nanoseconds / 1e9
         return report

@@ -127,6 +127,14 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// let breakers = registry.snapshot().entries.filter { $0.kind == .circuitBreaker }
         /// ```
         case circuitBreaker
+        /// A hedged call (``hedge(maxAttempts:after:identifier:fileID:line:column:operation:)``)
+        /// that is running; its state is
+        /// ``State/hedge(attemptsStarted:inFlight:nextHedgeAt:)``.
+        ///
+        /// ```swift
+        /// let hedging = registry.snapshot().entries.filter { $0.kind == .hedge }.count
+        /// ```
+        case hedge
     }
 
     /// What a live entry is doing. Instants are on the registry's clock, like
@@ -243,6 +251,17 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// ```
         case circuitBreaker(
             state: CircuitBreakerState, failures: Int, calls: Int, reopensAt: Duration?)
+        /// A hedged call: `attemptsStarted` attempts have started, `inFlight` of them are still
+        /// running, and the next starts at `nextHedgeAt` unless one succeeds first (`nil` when
+        /// no attempt is left to start).
+        ///
+        /// ```swift
+        /// let state = registry.snapshot().entries.first?.state
+        /// if case .hedge(let started, let inFlight, _) = state {
+        ///     print("\(started) attempts started, \(inFlight) in flight")
+        /// }
+        /// ```
+        case hedge(attemptsStarted: Int, inFlight: Int, nextHedgeAt: Duration?)
     }
 
     /// One live key: which helper, under which name, doing what.
@@ -319,6 +338,9 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         case .circuitBreaker(let state, let failures, let calls, let reopensAt):
             return "\(state.rawValue), \(failures) of \(calls) calls failed"
                 + (reopensAt.map { ", half-open at \(at($0))" } ?? "")
+        case .hedge(let started, let inFlight, let next):
+            return "\(started) attempts started, \(inFlight) in flight"
+                + (next.map { ", next hedge at \(at($0))" } ?? "")
         }
     }
 }

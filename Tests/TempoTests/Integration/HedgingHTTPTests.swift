@@ -1,0 +1,191 @@
+// Real-network integration test of `hedge`: URLSession requests against a local server
+// (Tests/Fixtures/hedging_server.py, Python standard library) on 127.0.0.1 whose every tenth
+// request takes 400 ms and the others 5 ms, started by `LoopbackServer`.
+
+import Foundation
+import Tempo
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Runs its jobs on a thread of its own. The client's tasks prefer it (and so do the attempts,
+/// child tasks of each call), so that the latency measured is the server's and the hedge's, not
+/// that of a task pool shared with the rest of a parallel test run.
+private final class HedgingClientExecutor: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var stopped = false
+
+    init() {
+        Thread.detachNewThread { [self] in run() }
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Ends the thread once the jobs enqueued so far have run.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !stopped { condition.wait() }
+            if jobs.isEmpty {
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
+
+private let session: URLSession = {
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.timeoutIntervalForRequest = 30
+    configuration.httpMaximumConnectionsPerHost = 64
+    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+    return URLSession(configuration: configuration)
+}()
+
+/// GET, answered or cancelled: cancelling the calling task cancels the request at once (the
+/// loser of a hedge must not hold the call for its whole 400 ms).
+private func get(_ url: URL) async throws -> String {
+    let box = RequestBox()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            let task = session.dataTask(with: url) { data, _, error in
+                if let error {
+                    continuation.resume(throwing: error)
+                } else {
+                    continuation.resume(returning: String(decoding: data ?? Data(), as: UTF8.self))
+                }
+            }
+            box.start(task)
+        }
+    } onCancel: {
+        box.cancel()
+    }
+}
+
+/// The request of one `get`, so that a cancellation before or after it starts cancels it.
+private final class RequestBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    private var cancelled = false
+
+    func start(_ task: URLSessionDataTask) {
+        lock.lock()
+        self.task = task
+        let cancelled = cancelled
+        lock.unlock()
+        if cancelled { task.cancel() }
+        task.resume()
+    }
+
+    func cancel() {
+        lock.lock()
+        cancelled = true
+        let task = task
+        lock.unlock()
+        task?.cancel()
+    }
+}
+
+/// The server's count for one key: requests that arrived, and those held the slow time.
+private func stats(_ server: LoopbackServer, key: String) async throws -> (Int, Int) {
+    let fields = try await get(server.url("/stats?key=\(key)")).split(separator: " ")
+    return (Int(fields[0])!, Int(fields[1])!)
+}
+
+/// The 99th percentile of `samples`, in milliseconds.
+private func p99(_ samples: [Duration]) -> Double {
+    let sorted = samples.sorted()
+    let index = Int((Double(sorted.count) * 0.99).rounded(.up)) - 1
+    let value = sorted[max(0, index)].components
+    return Double(value.seconds) * 1_000 + Double(value.attoseconds) / 1e15
+}
+
+@Suite(.enabled(if: LoopbackServer.isEnabled("hedging_server.py")), .serialized)
+struct HedgingHTTPTests {
+    /// Calls in all, and how many run at once.
+    let calls = 200
+    let workers = 8
+
+    /// Runs `calls` calls of `call`, `workers` at a time on the client's own thread; returns
+    /// each call's latency on the real clock.
+    private func measure(
+        _ executor: HedgingClientExecutor, _ call: @escaping @Sendable () async throws -> Void
+    ) async throws -> [Duration] {
+        let perWorker = calls / workers
+        return try await withThrowingTaskGroup(of: [Duration].self) { group in
+            for _ in 0..<workers {
+                group.addTask(executorPreference: executor) {
+                    var latencies: [Duration] = []
+                    for _ in 0..<perWorker {
+                        let start = ContinuousClock.now
+                        try await call()
+                        latencies.append(ContinuousClock.now - start)
+                    }
+                    return latencies
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+    }
+
+    @Test func realClockHedgingCutsTheP99OfASlowTailWithFewExtraRequests() async throws {
+        let server = try await LoopbackServer.start("hedging_server.py")
+        defer { server.stop() }
+        let executor = HedgingClientExecutor()
+        defer { executor.stop() }
+        // Connections opened, the server warm: not measured.
+        let warmUp = server.url("/work?key=\(UUID().uuidString)&every=1000")
+        _ = try await measure(executor) { _ = try await get(warmUp) }
+
+        let plainKey = UUID().uuidString
+        let plainURL = server.url("/work?key=\(plainKey)&every=10&slow=0.4&fast=0.005")
+        let plain = try await measure(executor) { _ = try await get(plainURL) }
+
+        let hedgedKey = UUID().uuidString
+        let hedgedURL = server.url("/work?key=\(hedgedKey)&every=10&slow=0.4&fast=0.005")
+        let hedged = try await measure(executor) {
+            _ = try await hedge(maxAttempts: 3, after: .milliseconds(50), identifier: "slow-tail") {
+                _ in
+                try await get(hedgedURL)
+            }
+        }
+
+        let (plainArrivals, plainSlow) = try await stats(server, key: plainKey)
+        let (hedgedArrivals, hedgedSlow) = try await stats(server, key: hedgedKey)
+        print(
+            "[HedgingHTTP] p99 \(p99(plain)) ms plain, \(p99(hedged)) ms hedged;"
+                + " server saw \(plainArrivals) plain requests (\(plainSlow) slow),"
+                + " \(hedgedArrivals) hedged (\(hedgedSlow) slow) for \(calls) calls each")
+        #expect(plainArrivals == calls)
+        #expect(p99(plain) >= 400)  // the control: the tail is there without hedging
+        // Hedging answers a slow request's call from a fast one after ~50 ms.
+        #expect(p99(hedged) < p99(plain) / 2)
+        // Extra requests follow the slow tenth: about one hedge per slow request (22 for 200
+        // calls on an idle machine), with room for fast requests that a loaded machine held
+        // past 50 ms (49 with a load average of 26 on two cores), far below the 2 per call
+        // that 3 attempts could send.
+        let extra = hedgedArrivals - calls
+        #expect(extra >= calls / 20)
+        #expect(extra <= calls / 2, "\(extra) extra requests for \(calls) calls")
+        #expect(TempoRegistry.shared.snapshot().entries(.hedge).isEmpty)
+    }
+}
