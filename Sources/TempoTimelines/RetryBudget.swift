@@ -17,7 +17,9 @@ private struct BudgetRun: Sendable {
 /// 100 ms and fails; each call deposits half a retry, so a retry goes ahead every second call.
 /// The spans are read from the clock inside the attempts and `onRetry`.
 func retryBudgetTimeline() async -> Timeline {
-    let starts = [0, 300, 600, 900, 1_200, 1_500]
+    // The first call starts at 100 ms, not 0, so that it too is released by an advance of the
+    // clock (which waits for it to sleep) and not by a task racing the first advance.
+    let starts = [100, 400, 700, 1_000, 1_300, 1_600]
     let clock = ManualClock()
     let registry = TempoRegistry(clock: clock)
     let runs = Mutex([BudgetRun](repeating: BudgetRun(), count: starts.count))
