@@ -135,6 +135,16 @@ struct RetryBudgetHTTPTests {
         resetRetryBudget(identifier: key)
     }
 
+    @Test func realClockWithNoAllowanceTheServerSeesAtMostOnePlusRatioTimesTheCalls() async throws {
+        // No allowance: the bound is (1 + ratio) × calls, whatever the time the outage takes.
+        let key = UUID().uuidString
+        let budget = RetryBudget(identifier: key, ratio: 0.1, minimumPerSecond: 0)
+        let (requests, _) = try await run(budget: budget, key: key)
+        #expect(requests >= calls)
+        #expect(Double(requests) <= (1 + budget.ratio) * Double(calls), "\(requests) requests")
+        resetRetryBudget(identifier: key)
+    }
+
     @Test func realClockWithoutABudgetEveryCallRetriesInFull() async throws {
         // The control: without a budget the outage gets `maxAttempts` times the calls.
         let (requests, _) = try await run(budget: nil, key: UUID().uuidString)
