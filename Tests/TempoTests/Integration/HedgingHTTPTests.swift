@@ -10,49 +10,6 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// Runs its jobs on a thread of its own. The client's tasks prefer it (and so do the attempts,
-/// child tasks of each call), so that the latency measured is the server's and the hedge's, not
-/// that of a task pool shared with the rest of a parallel test run.
-private final class HedgingClientExecutor: TaskExecutor, @unchecked Sendable {
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
-    private var stopped = false
-
-    init() {
-        Thread.detachNewThread { [self] in run() }
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
-    }
-
-    /// Ends the thread once the jobs enqueued so far have run.
-    func stop() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
-    }
-
-    private func run() {
-        while true {
-            condition.lock()
-            while jobs.isEmpty && !stopped { condition.wait() }
-            if jobs.isEmpty {
-                condition.unlock()
-                return
-            }
-            let job = jobs.removeFirst()
-            condition.unlock()
-            job.runSynchronously(on: asUnownedTaskExecutor())
-        }
-    }
-}
-
 private let session: URLSession = {
     let configuration = URLSessionConfiguration.ephemeral
     configuration.timeoutIntervalForRequest = 30
@@ -128,7 +85,7 @@ struct HedgingHTTPTests {
     /// Runs `calls` calls of `call`, `workers` at a time on the client's own thread; returns
     /// each call's latency on the real clock.
     private func measure(
-        _ executor: HedgingClientExecutor, _ call: @escaping @Sendable () async throws -> Void
+        _ executor: ThreadExecutor, _ call: @escaping @Sendable () async throws -> Void
     ) async throws -> [Duration] {
         let perWorker = calls / workers
         return try await withThrowingTaskGroup(of: [Duration].self) { group in
@@ -150,7 +107,7 @@ struct HedgingHTTPTests {
     @Test func realClockHedgingCutsTheP99OfASlowTailWithFewExtraRequests() async throws {
         let server = try await LoopbackServer.start("hedging_server.py")
         defer { server.stop() }
-        let executor = HedgingClientExecutor()
+        let executor = ThreadExecutor()
         defer { executor.stop() }
         // Connections opened, the server warm: not measured.
         let warmUp = server.url("/work?key=\(UUID().uuidString)&every=1000")

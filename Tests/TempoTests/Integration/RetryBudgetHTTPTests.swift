@@ -11,48 +11,6 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// Runs its jobs on a thread of its own, so the client's tasks do not wait for a task pool
-/// shared with the rest of a parallel test run (as ConcurrencyLimitHTTPTests does).
-private final class ClientExecutor: TaskExecutor, @unchecked Sendable {
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
-    private var stopped = false
-
-    init() {
-        Thread.detachNewThread { [self] in run() }
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
-    }
-
-    /// Ends the thread once the jobs enqueued so far have run.
-    func stop() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
-    }
-
-    private func run() {
-        while true {
-            condition.lock()
-            while jobs.isEmpty && !stopped { condition.wait() }
-            if jobs.isEmpty {
-                condition.unlock()
-                return
-            }
-            let job = jobs.removeFirst()
-            condition.unlock()
-            job.runSynchronously(on: asUnownedTaskExecutor())
-        }
-    }
-}
-
 private let session: URLSession = {
     let configuration = URLSessionConfiguration.ephemeral
     configuration.timeoutIntervalForRequest = 30
@@ -87,7 +45,7 @@ struct RetryBudgetHTTPTests {
         let server = try await LoopbackServer.start("budget_server.py")
         defer { server.stop() }
         let url = server.url("/fail?key=\(key)")
-        let executor = ClientExecutor()
+        let executor = ThreadExecutor()
         defer { executor.stop() }
         let (calls, maxAttempts, concurrency) = (calls, maxAttempts, concurrency)
         let start = ContinuousClock.now
