@@ -48,12 +48,7 @@ extension Suite {
             open.append(await openCircuitBreakerRejection(calls: calls, identifier: "cb"))
         }
         func add(_ name: String, _ values: [Double]) -> Double {
-            let stats = Stats(values)
-            report.rows.append(
-                Row(
-                    section: "cost per call", name: name, unit: .nanosecondsPerCall,
-                    stats: stats, ratioToFloor: stats.median / floor))
-            return stats.median / floor
+            report.addCost(name, values, floor: floor)
         }
         let closedRatio = add("`circuitBreaker`, through a closed breaker", closed)
         let openRatio = add("`circuitBreaker`, rejected by an open breaker", open)

@@ -75,12 +75,7 @@ extension Suite {
             rejected.append(await concurrencyLimitRejected(calls: calls))
         }
         func add(_ name: String, _ values: [Double]) -> Double {
-            let stats = Stats(values)
-            report.rows.append(
-                Row(
-                    section: "cost per call", name: name, unit: .nanosecondsPerCall,
-                    stats: stats, ratioToFloor: stats.median / floor))
-            return stats.median / floor
+            report.addCost(name, values, floor: floor)
         }
         let idleRatio = add("`concurrencyLimit`, admitted, the key otherwise idle", idle)
         let busyRatio = add("`concurrencyLimit`, admitted beside a running call", busy)

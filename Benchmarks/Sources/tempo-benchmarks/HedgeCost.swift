@@ -83,30 +83,13 @@ extension Suite {
             single.append(await hedgedSingleAttempt(calls: calls))
             child.append(await childTaskCall(calls: calls))
         }
-        let plainStats = Stats(plain)
-        let hedgedStats = Stats(hedged)
-        let overPlain = hedgedStats.median / max(plainStats.median, 1e-9)
-        report.rows.append(
-            Row(
-                section: "cost per call", name: "plain async call (the operation `hedge` runs)",
-                unit: .nanosecondsPerCall, stats: plainStats,
-                ratioToFloor: plainStats.median / floor))
-        report.rows.append(
-            Row(
-                section: "cost per call",
-                name: "`hedge`, the first attempt succeeds before the delay ("
-                    + format(overPlain, digits: 1) + "× a plain call)",
-                unit: .nanosecondsPerCall, stats: hedgedStats,
-                ratioToFloor: hedgedStats.median / floor))
-        report.rows.append(
-            Row(
-                section: "cost per call", name: "`hedge` with maxAttempts 1 (no timer)",
-                unit: .nanosecondsPerCall, stats: Stats(single),
-                ratioToFloor: Stats(single).median / floor))
-        report.rows.append(
-            Row(
-                section: "cost per call", name: "one child task in a task group, awaited",
-                unit: .nanosecondsPerCall, stats: Stats(child),
-                ratioToFloor: Stats(child).median / floor))
+        report.addCost("plain async call (the operation `hedge` runs)", plain, floor: floor)
+        let overPlain = Stats(hedged).median / max(Stats(plain).median, 1e-9)
+        report.addCost(
+            "`hedge`, the first attempt succeeds before the delay ("
+                + format(overPlain, digits: 1) + "× a plain call)",
+            hedged, floor: floor)
+        report.addCost("`hedge` with maxAttempts 1 (no timer)", single, floor: floor)
+        report.addCost("one child task in a task group, awaited", child, floor: floor)
     }
 }

@@ -182,3 +182,17 @@ private func quote(_ text: String) -> String {
 private func number(_ value: Double) -> String {
     value.isFinite ? "\(value)" : "null"
 }
+
+extension Report {
+    /// Appends a "cost per call" row of `values` (nanoseconds per call) with its ratio to
+    /// `floor`, and returns the row's median as × the floor.
+    @discardableResult
+    mutating func addCost(_ name: String, _ values: [Double], floor: Double) -> Double {
+        let stats = Stats(values)
+        rows.append(
+            Row(
+                section: "cost per call", name: name, unit: .nanosecondsPerCall, stats: stats,
+                ratioToFloor: stats.median / floor))
+        return stats.median / floor
+    }
+}

@@ -27,20 +27,12 @@ extension Suite {
             bare.append(await retrySucceeding(calls: config.calls, budget: nil))
             budgeted.append(await retrySucceeding(calls: config.calls, budget: budget))
         }
-        let bareStats = Stats(bare)
-        let budgetStats = Stats(budgeted)
-        report.rows.append(
-            Row(
-                section: "cost per call", name: "`retry`, first attempt succeeds, no budget",
-                unit: .nanosecondsPerCall, stats: bareStats,
-                ratioToFloor: bareStats.median / floor))
-        report.rows.append(
-            Row(
-                section: "cost per call",
-                name: "`retry` with a `RetryBudget`, first attempt succeeds ("
-                    + format(budgetStats.median / bareStats.median, digits: 2)
-                    + "× retry without)",
-                unit: .nanosecondsPerCall, stats: budgetStats,
-                ratioToFloor: budgetStats.median / floor))
+        let bareRatio = report.addCost(
+            "`retry`, first attempt succeeds, no budget", bare, floor: floor)
+        let budgetRatio = Stats(budgeted).median / floor
+        report.addCost(
+            "`retry` with a `RetryBudget`, first attempt succeeds ("
+                + format(budgetRatio / bareRatio, digits: 2) + "× retry without)",
+            budgeted, floor: floor)
     }
 }

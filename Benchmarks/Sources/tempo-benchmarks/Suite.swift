@@ -111,11 +111,7 @@ struct Suite {
         let floorStats = Stats(floor)
         let base = floorStats.median
         func add(_ name: String, _ values: [Double]) {
-            let stats = Stats(values)
-            report.rows.append(
-                Row(
-                    section: "cost per call", name: name, unit: .nanosecondsPerCall,
-                    stats: stats, ratioToFloor: stats.median / base))
+            report.addCost(name, values, floor: base)
         }
         add("floor: one `Mutex`-guarded dictionary write + one clock read", floor)
         add("floor + storing the caller's capturing closure (reference)", floorClosure)
