@@ -2,22 +2,17 @@
 // admission and its outcome (each a lock and a table update), and the manual controls. The
 // state-change callback runs after the lock is released.
 
-extension CircuitBreakerEntry: RegistryEntry {
+extension CircuitBreakerEntry: CallFreeEntry {
     static func access<R>(
         _ tables: inout TempoRegistry.Tables,
         _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
     ) -> R { body(&tables.circuitBreakers, &tables.ids) }
 
-    // A breaker has no timer (its break ends when a call or a reading finds it over) and is
-    // not cancelled, flushed or withdrawn through the generic paths: these say "nothing to
-    // do". It stays in its table until reset.
+    // A breaker has no timer (its break ends when a call or a reading finds it over), and it
+    // stays in its table until reset.
     mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) { (nil, nil) }
-    mutating func cancel(at now: Duration) -> (due: Operation?, dropped: Operation?) { (nil, nil) }
-    mutating func flush(at now: Duration) -> Operation? { nil }
     var nextWake: Duration? { nil }
-    mutating func withdraw(_ ticket: Ticket) -> Bool { false }
     func isIdle(at now: Duration) -> Bool { false }
-    var pendingDeadline: Duration? { nil }
 
     func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
         let reading = reading(at: now)

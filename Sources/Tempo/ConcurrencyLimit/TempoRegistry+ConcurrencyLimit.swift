@@ -18,21 +18,16 @@ extension Dictionary {
     }
 }
 
-extension ConcurrencyLimitState: RegistryEntry where Waiter == LimitWaiter {
+extension ConcurrencyLimitState: RegistryEntry, CallFreeEntry where Waiter == LimitWaiter {
     static func access<R>(
         _ tables: inout TempoRegistry.Tables,
         _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
     ) -> R { body(&tables.concurrencyLimits, &tables.ids) }
 
-    // The entry keeps its own timer (see `limitTimerFired`) and is not cancelled, flushed or
-    // withdrawn through the generic paths: these say "nothing to do".
+    // The entry keeps its own timer (see `limitTimerFired`): the generic one has nothing to do.
     mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) { (nil, nil) }
-    mutating func cancel(at now: Duration) -> (due: Operation?, dropped: Operation?) { (nil, nil) }
-    mutating func flush(at now: Duration) -> Operation? { nil }
     var nextWake: Duration? { nextDeadline }
-    mutating func withdraw(_ ticket: Ticket) -> Bool { false }
     func isIdle(at now: Duration) -> Bool { isIdle }
-    var pendingDeadline: Duration? { nil }
 
     func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
         TempoSnapshot.Entry(

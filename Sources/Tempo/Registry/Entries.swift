@@ -43,6 +43,18 @@ protocol RegistryEntry: Sendable {
     func snapshotEntry(key: Key, now: Duration) -> TempoSnapshot.Entry
 }
 
+/// An entry that holds no caller's call: a running helper, a rate or concurrency limit's
+/// state, a breaker, a budget. `cancelAll`, a flush and a withdrawn ticket find nothing of it
+/// to run, drop or take back.
+protocol CallFreeEntry: RegistryEntry {}
+
+extension CallFreeEntry {
+    mutating func cancel(at now: Duration) -> (due: Operation?, dropped: Operation?) { (nil, nil) }
+    mutating func flush(at now: Duration) -> Operation? { nil }
+    mutating func withdraw(_ ticket: Ticket) -> Bool { false }
+    var pendingDeadline: Duration? { nil }
+}
+
 /// What a call's transition returns: whether, and when, its entry's timer must wake.
 protocol TransitionResult: Sendable {
     var timerWake: Duration? { get }

@@ -14,19 +14,15 @@ struct RunningWork: Sendable {
     }
 }
 
-extension RunningWork: RegistryEntry {
+extension RunningWork: CallFreeEntry {
     static func access<R>(
         _ tables: inout TempoRegistry.Tables,
         _ body: (inout [UInt64: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
     ) -> R { body(&tables.running, &tables.ids) }
 
     mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) { (nil, nil) }
-    mutating func cancel(at now: Duration) -> (due: Operation?, dropped: Operation?) { (nil, nil) }
-    mutating func flush(at now: Duration) -> Operation? { nil }
     var nextWake: Duration? { nil }
-    mutating func withdraw(_ ticket: Ticket) -> Bool { false }
     func isIdle(at now: Duration) -> Bool { false }
-    var pendingDeadline: Duration? { nil }
 
     func snapshotEntry(key: UInt64, now: Duration) -> TempoSnapshot.Entry {
         TempoSnapshot.Entry(kind: kind, key: self.key.description, state: state)

@@ -138,7 +138,7 @@ public func resetRetryBudget(identifier: String) {
     TempoRegistry.current.resetRetryBudget(identifier: identifier)
 }
 
-extension RetryBudgetState: RegistryEntry {
+extension RetryBudgetState: CallFreeEntry {
     static func access<R>(
         _ tables: inout TempoRegistry.Tables,
         _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
@@ -150,12 +150,7 @@ extension RetryBudgetState: RegistryEntry {
         return (nil, nextExpiry)
     }
 
-    /// Not reached (`cancelAll` leaves budgets alone): a budget holds no call.
-    mutating func cancel(at now: Duration) -> (due: Operation?, dropped: Operation?) { (nil, nil) }
-    mutating func flush(at now: Duration) -> Operation? { nil }
     var nextWake: Duration? { nextExpiry }
-    mutating func withdraw(_ ticket: Ticket) -> Bool { false }
-    var pendingDeadline: Duration? { nil }
 
     func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
         var live = self
