@@ -79,6 +79,9 @@ public enum ConcurrencyLimitError: Error, Equatable, Hashable, Sendable {
 /// by its own: it runs once fewer than its own `limit` run, and joins the queue while fewer
 /// than its own `queue` wait.
 ///
+/// The function is `nonisolated(nonsending)`, and so is `operation`: both run on the caller's
+/// actor (or off any actor, for a caller on none), with no hop on the way in or out.
+///
 /// An admitted call costs a lock and a table update, and its release another: no task, no
 /// timer. A waiting call costs one small allocation, and the key's one timer when it has a
 /// `queueTimeout`. The key shows in ``TempoRegistry/snapshot()`` with its running and waiting
@@ -103,7 +106,6 @@ public enum ConcurrencyLimitError: Error, Equatable, Hashable, Sendable {
 ///   - queueTimeout: The longest a call waits for a slot; `nil` (the default): as long as it
 ///     takes; zero or less: not at all.
 ///   - identifier: Groups calls from any call site; `nil` groups by call site.
-///   - isolation: The caller's actor, filled in for you: `operation` runs there.
 ///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
 ///     that groups calls when `identifier` is `nil`.
 ///   - line: The caller's line, filled in for you.
@@ -113,16 +115,15 @@ public enum ConcurrencyLimitError: Error, Equatable, Hashable, Sendable {
 /// - Throws: ``ConcurrencyLimitError`` when the call is turned away, times out in the queue,
 ///   is reset or gets invalid limits; `CancellationError` when the task is cancelled before
 ///   the call runs; and whatever `operation` throws.
-public func concurrencyLimit<Value>(
+public nonisolated(nonsending) func concurrencyLimit<Value>(
     _ limit: Int,
     queue: Int = .max,
     queueTimeout: Duration? = nil,
     identifier: String? = nil,
-    isolation: isolated (any Actor)? = #isolation,
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    operation: () async throws -> Value
+    operation: nonisolated(nonsending) () async throws -> Value
 ) async throws -> Value {
     guard limit > 0 else { throw ConcurrencyLimitError.invalidLimit(limit) }
     guard queue >= 0 else { throw ConcurrencyLimitError.invalidQueueLimit(queue) }
@@ -175,7 +176,7 @@ public func concurrencyLimit<Value>(
         token?.finish()
     }
     guard let token else { return try await operation() }
-    return try await SettleToken.$current.withValue(token, operation: operation)
+    return try await SettleToken.$current.withValue(token) { try await operation() }
 }
 
 /// Empties the queue of the concurrency limit `identifier`: each waiting call throws

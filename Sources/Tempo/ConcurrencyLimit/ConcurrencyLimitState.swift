@@ -7,7 +7,7 @@
 /// come first served. `Waiter` is what wakes a waiting call (the registry's ``LimitWaiter``; a
 /// plain value in tests).
 ///
-/// Rules (the contract of ``Tempo/concurrencyLimit(_:queue:queueTimeout:identifier:isolation:fileID:line:column:operation:)``):
+/// Rules (the contract of ``Tempo/concurrencyLimit(_:queue:queueTimeout:identifier:fileID:line:column:operation:)``):
 /// - A call runs at once when nobody waits and fewer than its `limit` run. Nobody overtakes a
 ///   waiter: while one waits, a new call waits behind it even if a slot is free for a moment.
 /// - Otherwise it waits, when fewer than its `queueLimit` wait and its queue deadline is still
@@ -90,7 +90,15 @@ struct ConcurrencyLimitState<Waiter: Sendable>: Sendable {
     /// callers passed different limits).
     mutating func release() -> [Waiter] {
         running = max(running - 1, 0)
+        // Nobody waits (the usual case): nothing to admit, and the empty queue is left as it is.
+        guard head < queue.count else { return [] }
         return admitHeads()
+    }
+
+    /// ``release()``, and whether the key is now idle, in one access.
+    mutating func releaseAndCheckIdle() -> (admitted: [Waiter], isIdle: Bool) {
+        let admitted = release()
+        return (admitted, isIdle)
     }
 
     /// The waiter `id` leaves the queue (its task was cancelled). Returns it, `nil` when it no

@@ -97,8 +97,9 @@ extension TempoRegistry {
         let (admitted, timer) = shard(key).tables.withLock { tables in
             LimitEntry.access(&tables) { table, _ -> ([LimitWaiter], TimerRef?) in
                 guard let index = table.index(forKey: key) else { return ([], nil) }
-                let admitted = table.values[index].state.release()
-                guard table.values[index].state.isIdle else { return (admitted, nil) }
+                // One in-place access: reading the slot back through `values` would copy it.
+                let (admitted, idle) = table.values[index].state.releaseAndCheckIdle()
+                guard idle else { return (admitted, nil) }
                 return (admitted, table.removeLive(at: index).timer)
             }
         }

@@ -28,6 +28,9 @@
 /// registry (at the latest one whole bucket's refill later), so an idle program's
 /// ``TempoRegistry/snapshot()`` is empty.
 ///
+/// The function is `nonisolated(nonsending)`, and so is `operation`: both run on the caller's
+/// actor (or off any actor, for a caller on none), with no hop on the way in or out.
+///
 /// ```swift
 /// let answer = try await rateLimit(RateLimit(10, per: .seconds(1)), identifier: "api") {
 ///     try await api.ping()
@@ -39,7 +42,6 @@
 ///   - weight: How many permits this call takes. Defaults to 1.
 ///   - policy: Wait (at most how long) or reject when no permit is free.
 ///   - identifier: Groups calls from any call site; `nil` groups by call site.
-///   - isolation: The caller's actor, filled in for you: `operation` runs there.
 ///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
 ///     that groups calls when `identifier` is `nil`.
 ///   - line: The caller's line, filled in for you.
@@ -50,16 +52,15 @@
 ///   ``RateLimitError/cannotAdmit(weight:burst:)`` when `weight` exceeds the burst (or no
 ///   permit is ever free), `CancellationError` when the task is cancelled before it is
 ///   admitted, and whatever `operation` throws.
-public func rateLimit<Value>(
+public nonisolated(nonsending) func rateLimit<Value>(
     _ limit: RateLimit,
     weight: Int = 1,
     whenLimited policy: RateLimitPolicy = .wait,
     identifier: String? = nil,
-    isolation: isolated (any Actor)? = #isolation,
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    operation: () async throws -> Value
+    operation: nonisolated(nonsending) () async throws -> Value
 ) async throws -> Value {
     let key = GroupKey(identifier, fileID, line, column)
     // The permit taken at once is decided synchronously: no `async` call before `operation`.
@@ -75,7 +76,7 @@ public func rateLimit<Value>(
 }
 
 /// Waits until a permit of `limit` is free for its key and takes it, without wrapping an
-/// operation; as ``rateLimit(_:weight:whenLimited:identifier:isolation:fileID:line:column:operation:)``
+/// operation; as ``rateLimit(_:weight:whenLimited:identifier:fileID:line:column:operation:)``
 /// otherwise. Use it when the work that follows is not one closure.
 ///
 /// ```swift
@@ -95,7 +96,7 @@ public func rateLimit<Value>(
 ///   ``RateLimitError/cannotAdmit(weight:burst:)`` when `weight` exceeds the burst (or no
 ///   permit is ever free), and `CancellationError` when the task is cancelled before it is
 ///   admitted.
-public func rateLimit(
+public nonisolated(nonsending) func rateLimit(
     _ limit: RateLimit,
     weight: Int = 1,
     whenLimited policy: RateLimitPolicy = .wait,
@@ -111,7 +112,7 @@ public func rateLimit(
 /// Takes a permit of `limit` for its key now, or throws at once: the synchronous form, for code
 /// that cannot wait (a button handler, a delegate callback).
 ///
-/// As ``rateLimit(_:weight:whenLimited:identifier:isolation:fileID:line:column:operation:)``
+/// As ``rateLimit(_:weight:whenLimited:identifier:fileID:line:column:operation:)``
 /// with ``RateLimitPolicy/reject``: a call made while others wait is refused even when its
 /// permits are free. Admitted or refused, it is a clock read, a lock and a table update: no
 /// `Task` and, with its typed error, no allocation.

@@ -95,7 +95,7 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// let timed = registry.snapshot().entries.filter { $0.kind == .timing }.count
         /// ```
         case timing
-        /// A rate-limited key (``rateLimit(_:weight:whenLimited:identifier:isolation:fileID:line:column:operation:)``)
+        /// A rate-limited key (``rateLimit(_:weight:whenLimited:identifier:fileID:line:column:operation:)``)
         /// whose bucket is not full or that has callers waiting; its state is
         /// ``State/rateLimit(tokens:nextPermitAt:waiters:)``.
         ///
@@ -104,7 +104,7 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// ```
         case rateLimit
         /// A concurrency-limited key
-        /// (``concurrencyLimit(_:queue:queueTimeout:identifier:isolation:fileID:line:column:operation:)``)
+        /// (``concurrencyLimit(_:queue:queueTimeout:identifier:fileID:line:column:operation:)``)
         /// with calls running or queued; its state is
         /// ``State/concurrencyLimit(running:queued:)``.
         ///

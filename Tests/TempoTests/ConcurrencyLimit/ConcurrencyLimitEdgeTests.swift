@@ -84,6 +84,35 @@ import Testing
         #expect(count == 1)
     }
 
+    @Test func anActorsQueuedCallRunsItsOperationOnTheActor() async throws {
+        actor Account {
+            var deposits = 0
+            func deposit(_ identifier: String) async throws {
+                try await concurrencyLimit(1, identifier: identifier) {
+                    self.assertIsolated()
+                    deposits += 1  // actor state, touched without a hop
+                }
+            }
+        }
+        let identifier = "actor-\(UInt64.random(in: 0...UInt64.max))"
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let (entered, enter) = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await concurrencyLimit(1, identifier: identifier) {
+                enter.finish()
+                for await _ in gate {}
+            }
+        }
+        for await _ in entered {}
+        let account = Account()
+        let queued = Task { try await account.deposit(identifier) }
+        #expect(await awaitCounts(.current, identifier, running: 1, queued: 1))
+        open.finish()
+        try await holder.value
+        try await queued.value
+        #expect(await account.deposits == 1)
+    }
+
     @Test func aWaiterInsideALaunchedOperationDoesNotHoldTheClock() async throws {
         // `delay`'s async operation carries a work token; waiting for a slot parks it, or the
         // advance that frees the slot would wait for the waiter.

@@ -174,4 +174,19 @@ import Testing
             #expect(value == "ran@1000")
         }
     }
+
+    @MainActor @Test func realClockTheOperationRunsInTheCallersIsolationAdmittedOrAfterWaiting()
+        async throws
+    {
+        var count = 0  // main-actor state, touched without a hop
+        let limit = RateLimit(1, per: .milliseconds(20), burst: 1)
+        let identifier = "main-\(UInt64.random(in: 0...UInt64.max))"
+        for _ in 0..<2 {  // the first is admitted at once, the second waits about 20 ms
+            try await rateLimit(limit, identifier: identifier) {
+                MainActor.assertIsolated()
+                count += 1
+            }
+        }
+        #expect(count == 2)
+    }
 }
