@@ -33,6 +33,9 @@
 /// ``resetCircuitBreaker(identifier:)``, after the registry's lock is released: it may call
 /// Tempo. Changes made at the same moment on different tasks may reach it in either order.
 ///
+/// The function is `nonisolated(nonsending)`, and so is `operation`: both run on the caller's
+/// actor (or off any actor, for a caller on none), with no hop on the way in or out.
+///
 /// Admission and the outcome are each a clock read, a lock and a table update: no `Task`, no
 /// timer. The breaker shows in ``TempoRegistry/snapshot()`` as
 /// ``TempoSnapshot/State/circuitBreaker(state:failures:calls:reopensAt:)`` and stays there
@@ -50,7 +53,6 @@
 /// - Parameters:
 ///   - policy: When the breaker opens, for how long, and how it tries again.
 ///   - identifier: Groups calls from any call site; `nil` groups by call site.
-///   - isolation: The caller's actor, filled in for you: `operation` runs there.
 ///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
 ///     that groups calls when `identifier` is `nil`.
 ///   - line: The caller's line, filled in for you.
@@ -61,14 +63,13 @@
 ///   ``CircuitBreakerError/invalidPolicy(_:)`` when `policy` cannot be used,
 ///   `CancellationError` when the task is cancelled before the call, and whatever
 ///   `operation` throws.
-public func circuitBreaker<Value>(
+public nonisolated(nonsending) func circuitBreaker<Value>(
     _ policy: CircuitBreakerPolicy = CircuitBreakerPolicy(),
     identifier: String? = nil,
-    isolation: isolated (any Actor)? = #isolation,
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    operation: () async throws -> Value
+    operation: nonisolated(nonsending) () async throws -> Value
 ) async throws -> Value {
     if let problem = policy.problem { throw CircuitBreakerError.invalidPolicy(problem) }
     try Task.checkCancellation()

@@ -101,7 +101,7 @@ public struct CircuitBreakerPolicy: Sendable {
     /// ```
     public var isFailure: @Sendable (any Error) -> Bool
     /// Called once per change of state with the old state and the new one; see
-    /// ``circuitBreaker(_:identifier:isolation:fileID:line:column:operation:)`` for when and
+    /// ``circuitBreaker(_:identifier:fileID:line:column:operation:)`` for when and
     /// where it runs. Defaults to `nil`.
     ///
     /// ```swift

@@ -119,7 +119,7 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// let budgets = registry.snapshot().entries.filter { $0.kind == .retryBudget }
         /// ```
         case retryBudget
-        /// A circuit breaker (``circuitBreaker(_:identifier:isolation:fileID:line:column:operation:)``),
+        /// A circuit breaker (``circuitBreaker(_:identifier:fileID:line:column:operation:)``),
         /// from its first call until it is reset; its state is
         /// ``State/circuitBreaker(state:failures:calls:reopensAt:)``.
         ///

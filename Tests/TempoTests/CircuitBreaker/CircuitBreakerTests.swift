@@ -234,4 +234,16 @@ import Testing
             #expect(registry.snapshot().entries(.circuitBreaker).count == 3)
         }
     }
+
+    @MainActor @Test func theOperationRunsInTheCallersIsolation() async throws {
+        var count = 0  // main-actor state, touched without a hop
+        let identifier = "main-\(UInt64.random(in: 0...UInt64.max))"
+        let value = try await circuitBreaker(identifier: identifier) {
+            MainActor.assertIsolated()
+            count += 1
+            return count
+        }
+        #expect(value == 1)
+        resetCircuitBreaker(identifier: identifier)
+    }
 }
