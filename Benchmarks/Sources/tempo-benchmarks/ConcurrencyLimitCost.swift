@@ -86,10 +86,11 @@ extension Suite {
                 measured: format(busyRatio, digits: 2) + "× beside a running call, "
                     + format(idleRatio, digits: 2) + "× on an idle key",
                 met: busyRatio <= 2,
-                note: "an admitted call takes the shard's lock twice (take and give back the "
-                    + "slot); on an idle key it also makes and removes the key's entry. The rest "
-                    + "is the `async` call and the call of the caller's closure (frames, "
-                    + "executor checks), retains and releases."))
+                note: "judged beside a running call. An admitted call takes the shard's lock "
+                    + "twice (take and give back the slot) and checks the task's cancellation; "
+                    + "on an idle key it also makes and removes the key's entry. The front door "
+                    + "is inlinable and `nonisolated(nonsending)`: no generic `async` frame and "
+                    + "no executor hop of its own."))
         report.targets.append(
             Target(
                 name: "rejected `concurrencyLimit` call within 2× floor",

@@ -115,6 +115,7 @@ public enum ConcurrencyLimitError: Error, Equatable, Hashable, Sendable {
 /// - Throws: ``ConcurrencyLimitError`` when the call is turned away, times out in the queue,
 ///   is reset or gets invalid limits; `CancellationError` when the task is cancelled before
 ///   the call runs; and whatever `operation` throws.
+@inlinable
 public nonisolated(nonsending) func concurrencyLimit<Value>(
     _ limit: Int,
     queue: Int = .max,
@@ -125,25 +126,85 @@ public nonisolated(nonsending) func concurrencyLimit<Value>(
     column: UInt = #column,
     operation: nonisolated(nonsending) () async throws -> Value
 ) async throws -> Value {
-    guard limit > 0 else { throw ConcurrencyLimitError.invalidLimit(limit) }
-    guard queue >= 0 else { throw ConcurrencyLimitError.invalidQueueLimit(queue) }
-    try Task.checkCancellation()
-    let registry = TempoRegistry.current
-    let key = GroupKey(identifier, fileID, line, column)
-    // On a deterministic clock the call is work an advance waits for: the task's own token if
-    // it carries one of this clock (it runs an operation the engine launched), else a new one.
-    var callerToken: SettleToken?
-    if let host = registry.clock.host, let current = SettleToken.current, current.host === host,
-        !current.isFinished
-    {
-        callerToken = current
+    // Inlinable so that the usual call, admitted at once on an ordinary clock, is specialized
+    // in the caller's module: one synchronous entry, the operation, one release, and no
+    // generic `async` frame of its own.
+    let call = try ConcurrencyLimitCall(
+        limit, queue: queue, queueTimeout: queueTimeout, identifier: identifier,
+        fileID: fileID, line: line, column: column)
+    guard call.runsNow else {
+        return try await concurrencyLimitWaitingOrTracked(
+            call, queueTimeout: queueTimeout, operation: operation)
     }
+    defer { call.release() }
+    return try await operation()
+}
+
+/// A call of ``concurrencyLimit(_:queue:queueTimeout:identifier:fileID:line:column:operation:)``
+/// that has entered its key: admitted, or queued with a waiter. Not copyable: the front door
+/// moves it, so the usual call costs no retains for it.
+@usableFromInline
+struct ConcurrencyLimitCall: ~Copyable, Sendable {
+    let registry: TempoRegistry
+    let key: GroupKey
+    let admission: TempoRegistry.LimitAdmission
+    /// The work token of the caller's task, when a deterministic clock tracks it.
+    let callerToken: SettleToken?
+    /// Admitted at once on an ordinary clock (nothing to track): the usual case, which the
+    /// inlined front door runs itself.
+    @usableFromInline let runsNow: Bool
+
+    /// Checks the arguments and the task's cancellation, then enters the key: the call runs,
+    /// waits, or is turned away (thrown).
+    @usableFromInline
+    init(
+        _ limit: Int, queue: Int, queueTimeout: Duration?, identifier: String?,
+        fileID: StaticString, line: UInt, column: UInt
+    ) throws {
+        guard limit > 0 else { throw ConcurrencyLimitError.invalidLimit(limit) }
+        guard queue >= 0 else { throw ConcurrencyLimitError.invalidQueueLimit(queue) }
+        try Task.checkCancellation()
+        let registry = TempoRegistry.current
+        let key = GroupKey(identifier, fileID, line, column)
+        // On a deterministic clock the call is work an advance waits for: the task's own token
+        // if it carries one of this clock (it runs an operation the engine launched), else a
+        // new one.
+        let host = registry.clock.host
+        var callerToken: SettleToken?
+        if let host, let current = SettleToken.current, current.host === host,
+            !current.isFinished
+        {
+            callerToken = current
+        }
+        let admission = try registry.enterConcurrencyLimit(
+            key, limit: limit, queueLimit: queue, queueTimeout: queueTimeout,
+            callerToken: callerToken)
+        // Every field at once, after the last throw: a partly made value cannot be dropped.
+        self.registry = registry
+        self.key = key
+        self.admission = admission
+        self.callerToken = callerToken
+        if case .run = admission, host == nil { runsNow = true } else { runsNow = false }
+    }
+
+    /// Gives the call's slot back: to the head of the queue, or the key, left idle, leaves its
+    /// table.
+    @usableFromInline
+    func release() { registry.releaseConcurrencyLimit(key) }
+}
+
+/// The rest of a call that waits for its slot, or that a deterministic clock tracks.
+@usableFromInline
+nonisolated(nonsending) func concurrencyLimitWaitingOrTracked<Value>(
+    _ call: borrowing ConcurrencyLimitCall, queueTimeout: Duration?,
+    operation: nonisolated(nonsending) () async throws -> Value
+) async throws -> Value {
+    let registry = call.registry
+    let key = call.key
     var token: SettleToken?
-    switch try registry.enterConcurrencyLimit(
-        key, limit: limit, queueLimit: queue, queueTimeout: queueTimeout, callerToken: callerToken)
-    {
+    switch call.admission {
     case .run:
-        if callerToken == nil { token = registry.clock.settleToken() }
+        if call.callerToken == nil { token = registry.clock.settleToken() }
     case .wait(let waiter, let id):
         let (verdict, given) = await withTaskCancellationHandler {
             await waiter.wait()

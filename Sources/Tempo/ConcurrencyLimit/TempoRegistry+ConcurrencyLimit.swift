@@ -94,15 +94,17 @@ extension TempoRegistry {
     /// A call that held a slot ended: the slot goes to the head of the queue, or the key, left
     /// idle, leaves its table.
     func releaseConcurrencyLimit(_ key: GroupKey) {
-        let (admitted, timer) = shard(key).tables.withLock { tables in
-            LimitEntry.access(&tables) { table, _ -> ([LimitWaiter], TimerRef?) in
-                guard let index = table.index(forKey: key) else { return ([], nil) }
+        // `nil`, the usual case: the key goes on with others running and nobody to admit.
+        let after = shard(key).tables.withLock { tables in
+            LimitEntry.access(&tables) { table, _ -> (admitted: [LimitWaiter], TimerRef?)? in
+                guard let index = table.index(forKey: key) else { return nil }
                 // One in-place access: reading the slot back through `values` would copy it.
                 let (admitted, idle) = table.values[index].state.releaseAndCheckIdle()
-                guard idle else { return (admitted, nil) }
-                return (admitted, table.removeLive(at: index).timer)
+                if idle { return (admitted, table.removeLive(at: index).timer) }
+                return admitted.isEmpty ? nil : (admitted, nil)
             }
         }
+        guard let (admitted, timer) = after else { return }
         timer?.cancel()
         for waiter in admitted { decide(waiter, .admitted) }
     }
