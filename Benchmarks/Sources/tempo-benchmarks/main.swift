@@ -26,8 +26,8 @@ if arguments.first == "--child" {
         print(await MemoryChild.idle(count, wave: wave, window: .milliseconds(window)))
     case "loop":
         // A bare hot loop for profilers:
-        // --child loop floor|debounce|throttle|ratelimit|ratereject|climit|climitbusy|climitreject
-        //   CALLS
+        // --child loop floor|debounce|throttle|ratelimit|ratereject|rateasync|raterejectasync
+        //   |climit|climitbusy|climitreject CALLS
         let calls = rest.count > 2 ? Int(rest[2]) ?? 100_000 : 100_000
         switch rest.count > 1 ? rest[1] : "" {
         case "floor": print(floorCost(calls: calls))
@@ -35,6 +35,8 @@ if arguments.first == "--child" {
         case "throttle": print(droppedThrottleNonCapturing(calls: calls, identifier: "hot"))
         case "ratelimit": print(admittedRatePermit(calls: calls, identifier: "hot"))
         case "ratereject": print(rejectedRatePermit(calls: calls, identifier: "hot"))
+        case "rateasync": print(await admittedRateLimit(calls: calls, identifier: "hot"))
+        case "raterejectasync": print(await rejectedRateLimit(calls: calls, identifier: "hot"))
         case "climit": print(await concurrencyLimitAdmitted(calls: calls, busy: false))
         case "climitbusy": print(await concurrencyLimitAdmitted(calls: calls, busy: true))
         case "climitreject": print(await concurrencyLimitRejected(calls: calls))

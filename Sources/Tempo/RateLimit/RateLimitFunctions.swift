@@ -52,6 +52,7 @@
 ///   ``RateLimitError/cannotAdmit(weight:burst:)`` when `weight` exceeds the burst (or no
 ///   permit is ever free), `CancellationError` when the task is cancelled before it is
 ///   admitted, and whatever `operation` throws.
+@inlinable
 public nonisolated(nonsending) func rateLimit<Value>(
     _ limit: RateLimit,
     weight: Int = 1,
@@ -62,13 +63,56 @@ public nonisolated(nonsending) func rateLimit<Value>(
     column: UInt = #column,
     operation: nonisolated(nonsending) () async throws -> Value
 ) async throws -> Value {
-    let key = GroupKey(identifier, fileID, line, column)
-    // The permit taken at once is decided synchronously: no `async` call before `operation`.
-    guard case .wait(let registry, let bucket) = try ratePermitNow(limit, weight, policy, key)
-    else { return try await operation() }
+    // The permit taken at once is decided synchronously, and this front door is inlinable: an
+    // admitted call makes no `async` call of Tempo's before `operation`, and no generic frame.
+    let permit = try RatePermitRequest(
+        limit, weight: weight, policy: policy, identifier: identifier, fileID: fileID,
+        line: line, column: column)
+    guard permit.mustWait else { return try await operation() }
+    return try await rateLimitAfterWaiting(permit, operation: operation)
+}
+
+/// A call of ``rateLimit(_:weight:whenLimited:identifier:fileID:line:column:operation:)`` that
+/// asked for its permits at once: admitted (``mustWait`` is `false`), or told to wait.
+@usableFromInline
+struct RatePermitRequest: ~Copyable, Sendable {
+    let key: GroupKey
+    let weight: Int
+    let outcome: RatePermitNow
+    let maxWait: Duration?
+    /// The permits were not free and the policy waits for them.
+    @usableFromInline let mustWait: Bool
+
+    /// Takes the permits now if they are free; throws when the policy refuses, the weight can
+    /// never be admitted or the task is cancelled.
+    @usableFromInline
+    init(
+        _ limit: RateLimit, weight: Int, policy: RateLimitPolicy, identifier: String?,
+        fileID: StaticString, line: UInt, column: UInt
+    ) throws {
+        let key = GroupKey(identifier, fileID, line, column)
+        let outcome = try ratePermitNow(limit, weight, policy, key)
+        self.key = key
+        self.weight = weight
+        self.outcome = outcome
+        maxWait = policy.maxWait
+        if case .wait = outcome { mustWait = true } else { mustWait = false }
+    }
+}
+
+/// The rest of a call whose permits were not free: it waits for them in the key's queue, then
+/// runs `operation`.
+@usableFromInline
+nonisolated(nonsending) func rateLimitAfterWaiting<Value>(
+    _ permit: borrowing RatePermitRequest,
+    operation: nonisolated(nonsending) () async throws -> Value
+) async throws -> Value {
+    guard case .wait(let registry, let bucket) = permit.outcome else {
+        return try await operation()
+    }
     guard
         let token = try await registry.waitForRatePermit(
-            key, weight: weight, bucket: bucket, maxWait: policy.maxWait)
+            permit.key, weight: permit.weight, bucket: bucket, maxWait: permit.maxWait)
     else { return try await operation() }
     // Admitted by a timer of a deterministic clock: the clock waits for the operation.
     defer { token.finish() }
@@ -173,7 +217,7 @@ public func resetRateLimit(identifier: String) {
 }
 
 /// What a call found when it asked for its permit at once.
-private enum RatePermitNow {
+enum RatePermitNow: Sendable {
     /// Admitted (or nothing to take): go on.
     case admitted
     /// Not free, and the policy waits: wait in `registry`'s queue, with this bucket.
@@ -184,7 +228,7 @@ private enum RatePermitNow {
 /// or says the call must wait; throws when the policy refuses, the weight can never be admitted
 /// or the task is cancelled. Synchronous, so an admitted call makes no `async` call of its own.
 @inline(__always)
-private func ratePermitNow(
+func ratePermitNow(
     _ limit: RateLimit, _ weight: Int, _ policy: RateLimitPolicy, _ key: GroupKey
 ) throws -> RatePermitNow {
     guard weight > 0, let bucket = limit.bucket else { return .admitted }
