@@ -27,7 +27,7 @@ if arguments.first == "--child" {
     case "loop":
         // A bare hot loop for profilers:
         // --child loop floor|debounce|throttle|ratelimit|ratereject|rateasync|raterejectasync
-        //   |climit|climitbusy|climitreject CALLS
+        //   |climit|climitbusy|climitreject|breaker|breakeropen CALLS
         let calls = rest.count > 2 ? Int(rest[2]) ?? 100_000 : 100_000
         switch rest.count > 1 ? rest[1] : "" {
         case "floor": print(floorCost(calls: calls))
@@ -37,6 +37,9 @@ if arguments.first == "--child" {
         case "ratereject": print(rejectedRatePermit(calls: calls, identifier: "hot"))
         case "rateasync": print(await admittedRateLimit(calls: calls, identifier: "hot"))
         case "raterejectasync": print(await rejectedRateLimit(calls: calls, identifier: "hot"))
+        case "breaker": print(await closedCircuitBreaker(calls: calls, identifier: "hot"))
+        case "breakeropen":
+            print(await openCircuitBreakerRejection(calls: calls, identifier: "hot"))
         case "climit": print(await concurrencyLimitAdmitted(calls: calls, busy: false))
         case "climitbusy": print(await concurrencyLimitAdmitted(calls: calls, busy: true))
         case "climitreject": print(await concurrencyLimitRejected(calls: calls))

@@ -63,6 +63,7 @@
 ///   ``CircuitBreakerError/invalidPolicy(_:)`` when `policy` cannot be used,
 ///   `CancellationError` when the task is cancelled before the call, and whatever
 ///   `operation` throws.
+@inlinable
 public nonisolated(nonsending) func circuitBreaker<Value>(
     _ policy: CircuitBreakerPolicy = CircuitBreakerPolicy(),
     identifier: String? = nil,
@@ -71,28 +72,68 @@ public nonisolated(nonsending) func circuitBreaker<Value>(
     column: UInt = #column,
     operation: nonisolated(nonsending) () async throws -> Value
 ) async throws -> Value {
-    if let problem = policy.problem { throw CircuitBreakerError.invalidPolicy(problem) }
-    try Task.checkCancellation()
-    let key = GroupKey(identifier, fileID, line, column)
-    let registry = TempoRegistry.current
-    let entered = registry.enterCircuitBreaker(key, policy: policy)
-    let admitted: (epoch: UInt64, generation: UInt64)
-    switch entered.admission {
-    case .run(let epoch): admitted = (epoch, entered.generation)
-    case .rejected(let after): throw CircuitBreakerError.open(retryAfter: after)
-    }
+    // Inlinable, so a call is specialized in the caller's module: a synchronous admission,
+    // the operation, and a synchronous record of its outcome, with no generic `async` frame.
+    let call = try CircuitBreakerCall(
+        policy, identifier: identifier, fileID: fileID, line: line, column: column)
     let value: Value
     do {
         value = try await operation()
     } catch {
+        call.ended(throwing: error)
+        throw error
+    }
+    call.succeeded()
+    return value
+}
+
+/// A call of ``circuitBreaker(_:identifier:fileID:line:column:operation:)`` its breaker
+/// admitted, until its outcome is recorded.
+@usableFromInline
+struct CircuitBreakerCall: ~Copyable, Sendable {
+    let registry: TempoRegistry
+    let key: GroupKey
+    let policy: CircuitBreakerPolicy
+    let admitted: (epoch: UInt64, generation: UInt64)
+
+    /// Checks the policy and the task's cancellation, then asks the breaker: throws when the
+    /// call may not run.
+    @usableFromInline
+    init(
+        _ policy: CircuitBreakerPolicy, identifier: String?, fileID: StaticString, line: UInt,
+        column: UInt
+    ) throws {
+        if let problem = policy.problem { throw CircuitBreakerError.invalidPolicy(problem) }
+        try Task.checkCancellation()
+        let key = GroupKey(identifier, fileID, line, column)
+        let registry = TempoRegistry.current
+        let entered = registry.enterCircuitBreaker(key, policy: policy)
+        switch entered.admission {
+        case .run(let epoch):
+            self.registry = registry
+            self.key = key
+            self.policy = policy
+            admitted = (epoch, entered.generation)
+        case .rejected(let after):
+            throw CircuitBreakerError.open(retryAfter: after)
+        }
+    }
+
+    /// The operation returned: a success.
+    @usableFromInline
+    func succeeded() {
+        registry.recordCircuitBreaker(key, .success, admitted: admitted, policy: policy)
+    }
+
+    /// The operation threw `error`: a failure, unless the policy says otherwise or the task
+    /// was cancelled.
+    @usableFromInline
+    func ended(throwing error: any Error) {
         let outcome: CircuitBreakerEntry.Outcome =
             error is CancellationError || Task.isCancelled
             ? .cancelled : policy.isFailure(error) ? .failure : .success
         registry.recordCircuitBreaker(key, outcome, admitted: admitted, policy: policy)
-        throw error
     }
-    registry.recordCircuitBreaker(key, .success, admitted: admitted, policy: policy)
-    return value
 }
 
 /// Opens the circuit breaker `identifier` now and holds it open until

@@ -39,7 +39,7 @@ extension TempoRegistry {
                 let index = Self.breakerIndex(key, in: &table, ids: &ids, window: policy.window)
                 let admission = table.values[index].state.admit(
                     at: { clock.now() }, policy: policy, change: &change)
-                return (admission, table.values[index].generation)
+                return (admission, table.values[index].generationInPlace)
             }
         }
         change?.notify()
@@ -71,7 +71,7 @@ extension TempoRegistry {
         let change = shard(key).tables.withLock { tables in
             CircuitBreakerEntry.access(&tables) { table, _ -> CircuitBreakerEntry.Change? in
                 guard let index = table.index(forKey: key),
-                    table.values[index].generation == admitted.generation
+                    table.values[index].generationInPlace == admitted.generation
                 else { return nil }
                 return table.values[index].state.record(
                     outcome, epoch: admitted.epoch, at: { clock.now() }, policy: policy)

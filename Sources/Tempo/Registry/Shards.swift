@@ -16,6 +16,10 @@ extension TempoRegistry {
         var generation: UInt64 = 0
         var timer: TimerRef?
         var timerDeadline: Duration = .zero
+
+        /// `generation`, read in place: `table.values[index].generation` copies the whole slot
+        /// out of the table first, while a mutating access does not.
+        var generationInPlace: UInt64 { mutating get { generation } }
     }
 
     /// The tables of one shard.
