@@ -68,7 +68,10 @@ final class TimerDriver: Sendable {
     func schedule(at deadline: Duration, _ fire: @escaping @Sendable (Duration) -> Duration?)
         -> UInt64
     {
-        let priority = Task.currentPriority
+        // The higher of the two: on Linux a task-group child added at `.high` reports its
+        // priority only as its base priority (`currentPriority` says `.medium`).
+        var priority = Task.currentPriority
+        if let base = Task.basePriority, base > priority { priority = base }
         return state.withLock { state in
             state.lastID &+= 1
             let id = state.lastID
