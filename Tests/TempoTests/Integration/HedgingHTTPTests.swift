@@ -119,6 +119,7 @@ struct HedgingHTTPTests {
         // Connections opened, the server warm: not measured.
         let warmUp = server.url("/work?key=\(UUID().uuidString)&every=1000")
         _ = try await measure(executor) { _ = try await get(warmUp) }
+        await waitForPunctualTimers(on: executor)
 
         let plainKey = UUID().uuidString
         let plainURL = server.url("/work?key=\(plainKey)&every=10&slow=0.4&fast=0.005")

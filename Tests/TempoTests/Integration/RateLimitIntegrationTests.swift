@@ -72,6 +72,7 @@ struct RateLimitIntegrationTests {
         // Its own registry: its timers are not queued behind the timers other suites arm on
         // the shared one.
         let registry = TempoRegistry(clock: ContinuousClock())
+        await waitForPunctualTimers(on: executor)
         let statuses = try await registry.withCurrent {
             // Clients of a high priority: the timer that admits their permits runs at the
             // priority of the tasks that armed it (see Guarantees.md, "Timers keep up with their
