@@ -2,12 +2,15 @@
 starts and stops.
 
 Each server prints `PORT <n>` as its first line (the tests read it), then serves on 127.0.0.1
-until the test stops it with SIGTERM. If the test process dies first, the server is handed to
-another parent and stops by itself; one left behind anyway stops after 15 minutes, long enough
-for a ThreadSanitizer run of the whole suite on a loaded machine.
+until the test stops it: it closes the server's standard input and sends SIGTERM, and either
+ends it. If the test process dies first, the server is handed to another parent and stops by
+itself; one left behind anyway stops after 15 minutes, long enough for a ThreadSanitizer run of
+the whole suite on a loaded machine.
 """
 
 import os
+import signal
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -45,6 +48,10 @@ class Server(ThreadingHTTPServer):
 
 def serve(handler):
     """Serves `handler` on a free port of 127.0.0.1 until stopped."""
+    # A process started from a thread of the Swift task pool inherits that thread's signal
+    # mask, which blocks SIGTERM: unblocked, the test's terminate() ends the server instead of
+    # leaving it running (and the test's wait for its exit spinning) until the run ends.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     server = Server(("127.0.0.1", 0), handler)
     print(f"PORT {server.server_address[1]}", flush=True)
     parent = os.getppid()
@@ -54,6 +61,11 @@ def serve(handler):
             time.sleep(0.5)
         os._exit(0)
 
+    def stop_when_input_closes():
+        sys.stdin.buffer.read()
+        os._exit(0)
+
     threading.Thread(target=stop_when_orphaned, daemon=True).start()
+    threading.Thread(target=stop_when_input_closes, daemon=True).start()
     threading.Timer(900, lambda: os._exit(0)).start()
     server.serve_forever()

@@ -1,4 +1,5 @@
-// A task executor with a thread of its own, for the real-network tests' clients.
+// A task executor with a thread of its own, for the real-network tests' clients and for the
+// tests whose operation holds a thread of the task pool until the test releases it.
 
 import Foundation
 

@@ -15,19 +15,29 @@ import Testing
             now: { manual.now.offset },
             sleep: { try await manual.sleep(until: .init(offset: $0)) })
         let inside = Lock(false)
-        let release = Lock(false)
+        let release = BlockingGate()
         let id = driver.schedule(at: .zero) { _ in
             inside.withLock { $0 = true }
-            while !release.withLock({ $0 }) {}  // holds the timer out until the test cancelled it
+            release.wait()  // holds the timer out until the test cancelled it
             return .seconds(Int64.max)  // asks to fire again, far away
         }
-        #expect(await settled { inside.withLock { $0 } })
-        driver.cancel(id)
-        release.withLock { $0 = true }
-        // Either the runner ends (nothing left) or it put the timer back and sleeps.
-        #expect(await settled { !driver.hasRunner || driver.count > 0 })
-        #expect(driver.count == 0)
-        #expect(!driver.hasRunner)
+        // The test goes on from a thread of its own: the callback holds a thread of the task
+        // pool until the test releases it, and in a parallel run on two cores the test must
+        // not wait for the other one to get there. Its polls then no longer stretch with the
+        // pool's load, while the runner still waits for the pool: it gets 30 s, which only a
+        // broken driver runs out of.
+        let executor = ThreadExecutor()
+        defer { executor.stop() }
+        await withTaskExecutorPreference(executor) {
+            let limit = Duration.seconds(30)
+            #expect(await eventually(within: limit) { inside.withLock { $0 } })
+            driver.cancel(id)
+            release.open()
+            // Either the runner ends (nothing left) or it put the timer back and sleeps.
+            #expect(await eventually(within: limit) { !driver.hasRunner || driver.count > 0 })
+            #expect(driver.count == 0)
+            #expect(!driver.hasRunner)
+        }
     }
 
     @Test func aTimerCancelledWhileAnotherFiresIsCancelledAsUsual() async {
