@@ -237,13 +237,14 @@ import Testing
 
     @MainActor @Test func theOperationRunsInTheCallersIsolation() async throws {
         var count = 0  // main-actor state, touched without a hop
-        let identifier = "main-\(UInt64.random(in: 0...UInt64.max))"
-        let value = try await circuitBreaker(identifier: identifier) {
-            MainActor.assertIsolated()
-            count += 1
-            return count
+        // A registry of its own, so the shared one stays as other suites expect it.
+        let value = try await TempoRegistry(clock: ContinuousClock()).withCurrent {
+            try await circuitBreaker(identifier: "main") {
+                MainActor.assertIsolated()
+                count += 1
+                return count
+            }
         }
         #expect(value == 1)
-        resetCircuitBreaker(identifier: identifier)
     }
 }

@@ -94,23 +94,26 @@ import Testing
                 }
             }
         }
-        let identifier = "actor-\(UInt64.random(in: 0...UInt64.max))"
-        let (gate, open) = AsyncStream<Void>.makeStream()
-        let (entered, enter) = AsyncStream<Void>.makeStream()
-        let holder = Task {
-            try await concurrencyLimit(1, identifier: identifier) {
-                enter.finish()
-                for await _ in gate {}
+        // A registry of its own: other suites check that the shared one holds no limit.
+        try await TempoRegistry(clock: ContinuousClock()).withCurrent {
+            let identifier = "actor-\(UInt64.random(in: 0...UInt64.max))"
+            let (gate, open) = AsyncStream<Void>.makeStream()
+            let (entered, enter) = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await concurrencyLimit(1, identifier: identifier) {
+                    enter.finish()
+                    for await _ in gate {}
+                }
             }
+            for await _ in entered {}
+            let account = Account()
+            let queued = Task { try await account.deposit(identifier) }
+            #expect(await awaitCounts(.current, identifier, running: 1, queued: 1))
+            open.finish()
+            try await holder.value
+            try await queued.value
+            #expect(await account.deposits == 1)
         }
-        for await _ in entered {}
-        let account = Account()
-        let queued = Task { try await account.deposit(identifier) }
-        #expect(await awaitCounts(.current, identifier, running: 1, queued: 1))
-        open.finish()
-        try await holder.value
-        try await queued.value
-        #expect(await account.deposits == 1)
     }
 
     @Test func aWaiterInsideALaunchedOperationDoesNotHoldTheClock() async throws {
