@@ -157,7 +157,7 @@ extension TempoRegistry {
             LimitEntry.access(&tables) {
                 table, _ -> ([LimitWaiter], [LimitWaiter], Duration?) in
                 guard let index = table.index(forKey: key),
-                    table.values[index].generation == generation
+                    table.values[index].generationInPlace == generation
                 else { return ([], [], nil) }
                 let (expired, admitted) = table.values[index].state.expire(at: now)
                 let next = table.values[index].state.nextDeadline

@@ -98,6 +98,14 @@ struct RatePermitRequest: ~Copyable, Sendable {
         maxWait = policy.maxWait
         if case .wait = outcome { mustWait = true } else { mustWait = false }
     }
+
+    /// Waits in the key's queue for permits that were not free (returns at once when they
+    /// were). Returns the work token of a waiter that a deterministic clock's timer admitted.
+    nonisolated(nonsending) func waitIfNeeded() async throws -> SettleToken? {
+        guard case .wait(let registry, let bucket) = outcome else { return nil }
+        return try await registry.waitForRatePermit(
+            key, weight: weight, bucket: bucket, maxWait: maxWait)
+    }
 }
 
 /// The rest of a call whose permits were not free: it waits for them in the key's queue, then
@@ -107,13 +115,7 @@ nonisolated(nonsending) func rateLimitAfterWaiting<Value>(
     _ permit: borrowing RatePermitRequest,
     operation: nonisolated(nonsending) () async throws -> Value
 ) async throws -> Value {
-    guard case .wait(let registry, let bucket) = permit.outcome else {
-        return try await operation()
-    }
-    guard
-        let token = try await registry.waitForRatePermit(
-            permit.key, weight: permit.weight, bucket: bucket, maxWait: permit.maxWait)
-    else { return try await operation() }
+    guard let token = try await permit.waitIfNeeded() else { return try await operation() }
     // Admitted by a timer of a deterministic clock: the clock waits for the operation.
     defer { token.finish() }
     return try await SettleToken.$current.withValue(token) { try await operation() }
@@ -149,8 +151,10 @@ public nonisolated(nonsending) func rateLimit(
     line: UInt = #line,
     column: UInt = #column
 ) async throws {
-    let key = GroupKey(identifier, fileID, line, column)
-    try await acquireRatePermit(limit, weight: weight, policy: policy, key: key)?.finish()
+    let permit = try RatePermitRequest(
+        limit, weight: weight, policy: policy, identifier: identifier, fileID: fileID,
+        line: line, column: column)
+    try await permit.waitIfNeeded()?.finish()
 }
 
 /// Takes a permit of `limit` for its key now, or throws at once: the synchronous form, for code
@@ -241,15 +245,4 @@ func ratePermitNow(
     else { return .admitted }
     if policy.maxWait == .zero { throw RateLimitError.limited(retryAfter: after) }
     return .wait(registry, bucket)
-}
-
-/// Takes `weight` permits of `limit` for `key` in the current registry, waiting as `policy`
-/// allows. Returns the work token of a waiter that a deterministic clock's timer admitted.
-private func acquireRatePermit(
-    _ limit: RateLimit, weight: Int, policy: RateLimitPolicy, key: GroupKey
-) async throws -> SettleToken? {
-    guard case .wait(let registry, let bucket) = try ratePermitNow(limit, weight, policy, key)
-    else { return nil }
-    return try await registry.waitForRatePermit(
-        key, weight: weight, bucket: bucket, maxWait: policy.maxWait)
 }
