@@ -6,6 +6,8 @@ enum Unit: String, Sendable {
     case bytes = "bytes"
     case microseconds = "µs"
     case count = "count"
+    /// CPU time over wall time: how many cores the process used.
+    case cores = "cores"
 }
 
 /// One line of the report.
@@ -135,6 +137,8 @@ func show(_ value: Double, _ unit: Unit) -> String {
         return format(value / 1e6, digits: 2) + " M"
     case .bytesPerIdentifier, .bytes, .count:
         return grouped(Int(value.rounded()))
+    case .cores:
+        return format(value, digits: 2)
     }
 }
 

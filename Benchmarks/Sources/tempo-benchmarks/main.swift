@@ -24,6 +24,16 @@ if arguments.first == "--child" {
         let wave = rest.count > 2 ? Int(rest[2]) ?? count : count
         let window = rest.count > 3 ? Int(rest[3]) ?? 10 : 10
         print(await MemoryChild.idle(count, wave: wave, window: .milliseconds(window)))
+    case "threads":
+        // One measurement of the concurrency section: plain threads calling `debounce` for a
+        // while, each on its own identifier or all on one; prints total calls/s.
+        // --child threads distinct|shared CALLERS MILLISECONDS
+        let callers = rest.count > 2 ? Int(rest[2]) ?? 1 : 1
+        let ms = rest.count > 3 ? Int(rest[3]) ?? 500 : 500
+        print(
+            concurrentDebounce(
+                callers: callers, length: .milliseconds(ms),
+                shared: rest.count > 1 && rest[1] == "shared"))
     case "loop":
         // A bare hot loop for profilers:
         // --child loop floor|debounce|throttle|ratelimit|ratereject|rateasync|raterejectasync

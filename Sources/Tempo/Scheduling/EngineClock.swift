@@ -19,11 +19,11 @@ struct EngineClock: Sendable {
         case none
     }
 
-    /// The deterministic clock behind this one, if it is one.
-    var host: (any DeterministicClock)? {
-        if case .host(let host) = timers { return host }
-        return nil
-    }
+    /// The deterministic clock behind this one, if it is one. Stored apart from `timers`:
+    /// reading it out of that enum copies the enum, which retains the timer driver of an
+    /// ordinary clock (one object every caller of the registry shares) on every call that
+    /// asks.
+    let host: (any DeterministicClock)?
 
     /// The timer driver of an ordinary clock that keeps timers.
     var driver: TimerDriver? {
@@ -44,6 +44,7 @@ struct EngineClock: Sendable {
             let zero = origin.advanced(by: .zero.subtracting(half))
                 .advanced(by: .zero.subtracting(originOffset.subtracting(half)))
             timers = .host(host)
+            self.host = host
             now = { host.offset }
             sleepStep = { try await clock.sleep(until: zero.advanced(by: $0), tolerance: nil) }
         } else {
@@ -53,6 +54,7 @@ struct EngineClock: Sendable {
             }
             self.now = now
             self.sleepStep = sleepStep
+            host = nil
             timers = keepsTimers ? .driver(TimerDriver(now: now, sleep: sleepStep)) : .none
         }
     }
