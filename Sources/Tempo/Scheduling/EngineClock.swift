@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// The engine's view of a clock: time as a `Duration` since the clock's origin, sleeping in
 /// bounded steps, and timers.
 struct EngineClock: Sendable {
@@ -48,7 +54,12 @@ struct EngineClock: Sendable {
             now = { host.offset }
             sleepStep = { try await clock.sleep(until: zero.advanced(by: $0), tolerance: nil) }
         } else {
-            let now: @Sendable () -> Duration = { origin.duration(to: clock.now) }
+            let now: @Sendable () -> Duration
+            if let start = origin as? ContinuousClock.Instant {
+                now = Self.continuousNow(from: start)
+            } else {
+                now = { origin.duration(to: clock.now) }
+            }
             let sleepStep: @Sendable (Duration) async throws -> Void = {
                 try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil)
             }
@@ -57,6 +68,24 @@ struct EngineClock: Sendable {
             host = nil
             timers = keepsTimers ? .driver(TimerDriver(now: now, sleep: sleepStep)) : .none
         }
+    }
+
+    /// The offset from `origin` of the continuous clock's time, read as cheaply as the platform
+    /// allows: `ContinuousClock.now` goes through the runtime and builds an `Instant`, whose
+    /// distance from the origin is one more call. On Linux, where `ContinuousClock` reads
+    /// `CLOCK_BOOTTIME`, the engine reads that clock itself, measuring from a reading taken just
+    /// after `origin` was: its offsets then trail `origin.duration(to: .now)` by the gap
+    /// between the two readings (tens of nanoseconds), never lead it, so work the engine finds
+    /// due is due by `ContinuousClock` too. Elsewhere it reads `ContinuousClock`.
+    private static func continuousNow(from origin: ContinuousClock.Instant)
+        -> @Sendable () -> Duration
+    {
+        #if os(Linux) && (canImport(Glibc) || canImport(Musl))
+            let base = bootTime()
+            return { bootTime() - base }
+        #else
+            return { origin.duration(to: ContinuousClock.now) }
+        #endif
     }
 
     /// Sleeps until `deadline` (an offset from the origin). Throws `CancellationError` when the
@@ -87,3 +116,15 @@ struct EngineClock: Sendable {
         host.map { SettleToken(host: $0) }
     }
 }
+
+#if os(Linux) && (canImport(Glibc) || canImport(Musl))
+    /// `CLOCK_BOOTTIME`, the clock `ContinuousClock` reads on Linux, as a `Duration`.
+    @inline(__always)
+    private func bootTime() -> Duration {
+        var time = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &time)
+        return Duration(
+            attoseconds: Int128(time.tv_sec) * 1_000_000_000_000_000_000 + Int128(time.tv_nsec)
+                * 1_000_000_000)
+    }
+#endif
