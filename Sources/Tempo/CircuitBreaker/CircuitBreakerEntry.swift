@@ -86,7 +86,10 @@ struct CircuitBreakerEntry: Sendable {
     }
 
     /// The call admitted in `epoch` ended at `now` with `outcome`. The clock is read only for
-    /// a time window or a change of state.
+    /// a time window or a change of state. Always inlined into the registry's one caller: as a
+    /// call of its own, the clock reading its closure shares with the window is boxed on the
+    /// heap every time.
+    @inline(__always)
     mutating func record(
         _ outcome: Outcome, epoch: UInt64, at now: () -> Duration, policy: CircuitBreakerPolicy
     ) -> Change? {

@@ -29,7 +29,8 @@ struct CircuitBreakerWindow: Sendable {
     }
 
     /// Adds the outcome of a call that ended at `now` (read only by a time window); the
-    /// oldest leaves a full count window.
+    /// oldest leaves a full count window. Always inlined, as the entry's `record` is.
+    @inline(__always)
     mutating func record(failure: Bool, at now: () -> Duration) {
         if span == nil {
             if calls == limit {

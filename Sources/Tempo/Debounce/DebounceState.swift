@@ -59,7 +59,10 @@ struct DebounceState<Payload> {
     var pendingDeadline: Duration? { pending == nil ? nil : deadline }
 
     /// A call at `now` with a positive `duration`. `maxWait` is used by the trailing modes when
-    /// positive; below `duration` it counts as `duration`.
+    /// positive; below `duration` it counts as `duration`. Always inlined into the registry's
+    /// one caller: left as a call, its result is copied and destroyed through runtime
+    /// metadata.
+    @inline(__always)
     mutating func call(
         at now: Duration, duration: Duration, option: DebounceOptions, maxWait: Duration? = nil,
         payload: Payload
