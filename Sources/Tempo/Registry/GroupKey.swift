@@ -99,8 +99,13 @@ enum GroupKey: Hashable, Sendable, CustomStringConvertible {
 
     /// The key of an explicit identifier; its text is mixed here, outside any lock.
     static func name(_ identifier: String) -> GroupKey {
+        .named(identifier, mix: mix(of: identifier))
+    }
+
+    /// The mix of an identifier's text.
+    private static func mix(of identifier: String) -> Int {
         let ascii = identifier.utf8.withContiguousStorageIfAvailable { asciiMix($0) } ?? nil
-        return .named(identifier, mix: ascii ?? nonASCIIMix(identifier))
+        return ascii ?? nonASCIIMix(identifier)
     }
 
     /// A key no other group uses, for a new scoped object.
@@ -110,7 +115,9 @@ enum GroupKey: Hashable, Sendable, CustomStringConvertible {
 
     init(_ identifier: String?, _ fileID: StaticString, _ line: UInt, _ column: UInt) {
         if let identifier {
-            self = .name(identifier)
+            // The case itself, not `.name(identifier)`: assigning a key made elsewhere copied
+            // it and destroyed the original, on every call.
+            self = .named(identifier, mix: Self.mix(of: identifier))
         } else {
             self = .site(CallSite(fileID: fileID, line: line, column: column))
         }
@@ -119,7 +126,7 @@ enum GroupKey: Hashable, Sendable, CustomStringConvertible {
     /// The key of a call whose file ID was forwarded as a `String` (by a wrapper).
     init(_ identifier: String?, _ fileID: String, _ line: UInt, _ column: UInt) {
         if let identifier {
-            self = .name(identifier)
+            self = .named(identifier, mix: Self.mix(of: identifier))
         } else {
             self = .site(CallSite(fileText: fileID, line: line, column: column))
         }
