@@ -103,6 +103,20 @@ func debounceNonCapturing(calls: Int, identifier: String) -> Double {
     return ns / Double(calls)
 }
 
+/// Fire-and-forget `debounce` calls on one identifier, each operation capturing its call's
+/// index and a log, as the burst of the cost section makes them, without waiting for the run:
+/// the caller's side, for profilers. Returns nanoseconds per call.
+func debounceCapturing(calls: Int, identifier: String) -> Double {
+    let log = RunLog()
+    let ns = wallNanoseconds {
+        for i in 0..<calls {
+            debounce(.seconds(3_600), identifier: identifier, by: .taskContext) { log.ran(i) }
+        }
+    }
+    TempoRegistry.shared.cancelAll()
+    return ns / Double(calls)
+}
+
 /// Dropped `throttle` calls whose operation captures nothing: the engine's own cost. Returns
 /// nanoseconds per call.
 func droppedThrottleNonCapturing(calls: Int, identifier: String) -> Double {

@@ -36,13 +36,15 @@ if arguments.first == "--child" {
                 shared: rest.count > 1 && rest[1] == "shared"))
     case "loop":
         // A bare hot loop for profilers:
-        // --child loop floor|debounce|throttle|ratelimit|ratereject|rateasync|raterejectasync
+        // --child loop floor|debounce|throttle|debouncecapturing|throttlecapturing|ratelimit|ratereject|rateasync|raterejectasync
         //   |climit|climitbusy|climitreject|breaker|breakeropen CALLS
         let calls = rest.count > 2 ? Int(rest[2]) ?? 100_000 : 100_000
         switch rest.count > 1 ? rest[1] : "" {
         case "floor": print(floorCost(calls: calls))
         case "debounce": print(debounceNonCapturing(calls: calls, identifier: "hot"))
         case "throttle": print(droppedThrottleNonCapturing(calls: calls, identifier: "hot"))
+        case "debouncecapturing": print(debounceCapturing(calls: calls, identifier: "hot"))
+        case "throttlecapturing": print(droppedThrottle(calls: calls, identifier: "hot").perCall)
         case "ratelimit": print(admittedRatePermit(calls: calls, identifier: "hot"))
         case "ratereject": print(rejectedRatePermit(calls: calls, identifier: "hot"))
         case "rateasync": print(await admittedRateLimit(calls: calls, identifier: "hot"))
