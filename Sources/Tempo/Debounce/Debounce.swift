@@ -58,9 +58,11 @@ public func debounce(
     column: UInt = #column,
     operation: @escaping @Sendable () -> Void
 ) {
-    TempoRegistry.current.debounce(
-        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        maxWait: maxWait, operation: .sync(operation, actorType))
+    TempoRegistry.withCurrentRegistry {
+        $0.debounce(
+            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+            maxWait: maxWait, operation: .sync(operation, actorType))
+    }
 }
 
 /// Debounces a main-actor operation; otherwise as
@@ -94,9 +96,11 @@ public func debounce(
     column: UInt = #column,
     operation: @escaping @MainActor @Sendable () -> Void
 ) {
-    TempoRegistry.current.debounce(
-        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        maxWait: maxWait, operation: .main(operation))
+    TempoRegistry.withCurrentRegistry {
+        $0.debounce(
+            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+            maxWait: maxWait, operation: .main(operation))
+    }
 }
 
 /// Debounces an asynchronous, throwing operation, and returns a task that stands for the call
@@ -157,9 +161,10 @@ public func debounce(
         nil,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
-    TempoRegistry.current.debounce(
-        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        maxWait: maxWait,
-        operation: .async(AsyncOperation(operation, on: actorType, onError: onError))
-    ) ?? appliedCallTask
+    TempoRegistry.withCurrentRegistry {
+        $0.debounce(
+            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+            maxWait: maxWait,
+            operation: .async(AsyncOperation(operation, on: actorType, onError: onError)))
+    } ?? appliedCallTask
 }

@@ -200,9 +200,9 @@ public func takeRatePermit(
         throw .cannotAdmit(weight: weight, burst: bucket.burst)
     }
     let key = GroupKey(identifier, fileID, line, column)
-    if case .limited(let after) = TempoRegistry.current.enterRateLimit(
-        key, weight: weight, bucket: bucket)
-    {
+    if case .limited(let after) = TempoRegistry.withCurrentRegistry({
+        $0.enterRateLimit(key, weight: weight, bucket: bucket)
+    }) {
         throw .limited(retryAfter: after)
     }
 }

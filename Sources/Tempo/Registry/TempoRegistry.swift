@@ -118,6 +118,15 @@ public final class TempoRegistry: Sendable {
         return scoped ?? shared
     }
 
+    /// Runs `body` with ``current``: what the free functions' hot paths use. Handing ``shared``
+    /// to a closure borrows it, where returning it from ``current`` retains and releases it,
+    /// on every call, on the one object every caller of the program shares.
+    @inline(__always) @discardableResult
+    static func withCurrentRegistry<R>(_ body: (TempoRegistry) -> R) -> R {
+        guard othersExist.load(ordering: .relaxed) else { return body(shared) }
+        return body(scoped ?? shared)
+    }
+
     /// Runs `body` with this registry as ``current``, for the free functions it calls and the
     /// tasks they start, whatever else runs meanwhile.
     ///

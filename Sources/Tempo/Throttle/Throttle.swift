@@ -44,9 +44,11 @@ public func throttle(
     column: UInt = #column,
     operation: @escaping @Sendable () -> Void
 ) {
-    TempoRegistry.current.throttle(
-        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        operation: .sync(operation, actorType))
+    TempoRegistry.withCurrentRegistry {
+        $0.throttle(
+            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+            operation: .sync(operation, actorType))
+    }
 }
 
 /// Throttles a main-actor operation; otherwise as
@@ -77,9 +79,11 @@ public func throttle(
     column: UInt = #column,
     operation: @escaping @MainActor @Sendable () -> Void
 ) {
-    TempoRegistry.current.throttle(
-        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        operation: .main(operation))
+    TempoRegistry.withCurrentRegistry {
+        $0.throttle(
+            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+            operation: .main(operation))
+    }
 }
 
 /// Throttles an asynchronous, throwing operation, and returns a task that stands for the call
@@ -138,8 +142,9 @@ public func throttle(
         nil,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
-    TempoRegistry.current.throttle(
-        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        operation: .async(AsyncOperation(operation, on: actorType, onError: onError))
-    ) ?? appliedCallTask
+    TempoRegistry.withCurrentRegistry {
+        $0.throttle(
+            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+            operation: .async(AsyncOperation(operation, on: actorType, onError: onError)))
+    } ?? appliedCallTask
 }
