@@ -22,7 +22,8 @@
 ///
 /// A `weight` of zero or less takes nothing and runs at once; a `weight` above the burst can
 /// never be admitted and throws ``RateLimitError/cannotAdmit(weight:burst:)`` at once. A task
-/// already cancelled throws `CancellationError` without taking a permit. Errors of `operation`
+/// already cancelled throws `CancellationError` without taking a permit or running, whatever
+/// its weight. Errors of `operation`
 /// are rethrown; its permits are spent either way (a permit counts calls started, not calls
 /// that succeeded). A key whose bucket is full again and that has nobody waiting leaves the
 /// registry (at the latest one whole bucket's refill later), so an idle program's
@@ -235,7 +236,11 @@ enum RatePermitNow: Sendable {
 func ratePermitNow(
     _ limit: RateLimit, _ weight: Int, _ policy: RateLimitPolicy, _ key: GroupKey
 ) throws -> RatePermitNow {
-    guard weight > 0, let bucket = limit.bucket else { return .admitted }
+    guard weight > 0, let bucket = limit.bucket else {
+        // Nothing to take, but a cancelled task still does not run.
+        try Task.checkCancellation()
+        return .admitted
+    }
     guard weight <= bucket.burst else {
         throw RateLimitError.cannotAdmit(weight: weight, burst: bucket.burst)
     }

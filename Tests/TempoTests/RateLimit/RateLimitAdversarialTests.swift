@@ -68,3 +68,31 @@ import Testing
         }
     }
 }
+
+extension RateLimitAdversarialTests {
+    @Test func aCancelledTaskThrowsEvenWhenTheCallWouldTakeNothing() async {
+        // Weight zero, and a limit with no interval, take nothing: a cancelled task still throws
+        // `CancellationError` without running, as it does for a call that takes a permit.
+        await onManualClock { _, registry in
+            let ran = Flag()
+            let calls: [(RateLimit, Int)] = [
+                (RateLimit(1, per: .seconds(1)), 0), (RateLimit(1, per: .seconds(1)), -1),
+                (RateLimit(1, per: .zero), 1), (RateLimit(1, per: .seconds(1)), 1),
+            ]
+            for (limit, weight) in calls {
+                let task = Task {
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    try await rateLimit(limit, weight: weight, identifier: "k") { ran.set() }
+                }
+                #expect(await thrown(task) is CancellationError, "\(limit), weight \(weight)")
+                let bare = Task {
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    try await rateLimit(limit, weight: weight, identifier: "k")
+                }
+                #expect(await thrown(bare) is CancellationError, "\(limit), weight \(weight)")
+            }
+            #expect(!ran.isSet)
+            #expect(registry.liveKeyCount == 0)
+        }
+    }
+}
