@@ -10,7 +10,8 @@
 /// clock read, a lock and a table update, no `Task`. Otherwise `whenLimited` decides:
 ///
 /// - ``RateLimitPolicy/wait`` (the default): the call waits in the key's queue, first in first
-///   out, until its permits are free. Only the head of the queue is admitted: a heavier waiter
+///   out, until its permits are free. It joins the queue before its actor is let go, so calls
+///   made one after another on one actor wait in that order. Only the head of the queue is admitted: a heavier waiter
 ///   at the head is not overtaken by lighter ones behind it, nor by a new call, even when their
 ///   permits would be free. Cancelling the task ends the wait with `CancellationError`: the
 ///   waiter leaves the queue and takes nothing, and the waiters it held up move on. (A cancel

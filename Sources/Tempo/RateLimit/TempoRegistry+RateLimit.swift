@@ -123,8 +123,14 @@ extension TempoRegistry {
     /// token, parked while it waited, counts as running again). Throws `CancellationError` when the task is cancelled while
     /// waiting (the waiter leaves the queue and takes nothing), ``RateLimitError/limited(retryAfter:)``
     /// when `maxWait` runs out.
+    ///
+    /// It runs on the caller's actor (`isolation`) up to the wait: the waiter joins the queue
+    /// before the actor is let go, so calls made one after another on an actor queue in that
+    /// order. (The wait's closure names `isolation`, which keeps it there: a closure of a
+    /// `nonisolated(nonsending)` function would run off the actor.)
     func waitForRatePermit(
-        _ key: GroupKey, weight: Int, bucket: (refill: Duration, burst: Int), maxWait: Duration?
+        _ key: GroupKey, weight: Int, bucket: (refill: Duration, burst: Int), maxWait: Duration?,
+        isolation: isolated (any Actor)? = #isolation
     ) async throws -> SettleToken? {
         let ask = RateLimitEntry.Ask(weight: weight, burst: bucket.burst, refill: bucket.refill)
         let waiterID = PermitWaiterID()
@@ -140,7 +146,7 @@ extension TempoRegistry {
                 nil
             }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
                 let now = clock.now()
                 let outcome = enter(
                     RateLimitEntry.self, key, ticket: nil,

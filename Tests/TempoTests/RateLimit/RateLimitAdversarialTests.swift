@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import TempoTesting
 import Testing
@@ -94,5 +95,110 @@ extension RateLimitAdversarialTests {
             #expect(!ran.isSet)
             #expect(registry.liveKeyCount == 0)
         }
+    }
+}
+
+/// Runs the jobs of an actor on a thread of its own, strictly in the order they come, whatever
+/// their priority.
+private final class FIFOExecutor: SerialExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var stopped = false
+
+    init() {
+        Thread.detachNewThread { [self] in run() }
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Ends the thread once the jobs enqueued so far have run.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !stopped { condition.wait() }
+            if jobs.isEmpty {
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedSerialExecutor())
+        }
+    }
+}
+
+/// An actor on a ``FIFOExecutor`` whose calls wait for permits of one key.
+private actor OrderedCaller {
+    let executor = FIFOExecutor()
+    var started: [String] = []
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// Starts one task per label, in order, each on this actor: the first at the lowest
+    /// priority, the others at a high one.
+    func start(
+        _ labels: [String], limit: RateLimit, key: String, registry: TempoRegistry,
+        log: Log<String>
+    ) -> [Task<Void, Never>] {
+        labels.map { label in
+            Task(priority: label == labels[0] ? .background : .high) {
+                started.append(label)
+                await self.call(label, limit: limit, key: key, registry: registry, log: log)
+            }
+        }
+    }
+
+    func takeStarted() -> [String] {
+        defer { started = [] }
+        return started
+    }
+
+    func call(
+        _ label: String, limit: RateLimit, key: String, registry: TempoRegistry, log: Log<String>
+    ) async {
+        await registry.withCurrent {
+            try? await rateLimit(limit, identifier: key) {
+                self.preconditionIsolated()
+                log.append(label)
+            }
+        }
+    }
+}
+
+extension RateLimitAdversarialTests {
+    @Test func waitersFromOneActorQueueInTheOrderTheyCalled() async {
+        // Calls made one after another on an actor join the queue in that order: the wait
+        // starts on the caller's actor, so no call can overtake another on its way to the
+        // queue, whatever their priorities.
+        let clock = ManualClock()
+        let registry = TempoRegistry(clock: clock)
+        let caller = OrderedCaller()
+        let limit = RateLimit(1, per: .seconds(1))
+        let labels = ["a", "b", "c", "d", "e", "f", "g", "h"]
+        for round in 0..<20 {
+            let key = "order-\(round)"
+            registry.withCurrent { #expect(take(limit, key: key) == nil) }
+            let log = Log<String>()
+            let tasks = await caller.start(
+                labels, limit: limit, key: key, registry: registry, log: log)
+            #expect(await eventually { rateWaiters(registry, key) == labels.count })
+            await clock.advance(by: .seconds(labels.count))
+            for task in tasks { await task.value }
+            #expect(log.all == labels, "round \(round)")
+            #expect(await caller.takeStarted() == labels, "round \(round)")
+        }
+        caller.executor.stop()
     }
 }
