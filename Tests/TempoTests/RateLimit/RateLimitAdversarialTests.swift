@@ -6,7 +6,9 @@ import Testing
 @testable import Tempo
 
 // Calls a hostile user makes: a rate-limited call that waits inside an operation the engine
-// launched on a manual clock (its work token must not hold the advance that frees the permit).
+// launched on a manual clock (its work token must not hold the advance that frees the permit),
+// a cancelled task whose call takes nothing, calls from one actor that must queue in order,
+// and plain threads and tasks on one key.
 
 @Suite struct RateLimitAdversarialTests {
     /// Runs `advance` in a task of its own and says whether it returned within a few seconds
@@ -96,6 +98,13 @@ extension RateLimitAdversarialTests {
             #expect(registry.liveKeyCount == 0)
         }
     }
+}
+
+/// A count that any thread may add to.
+private final class Counter: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }
 
 /// Runs the jobs of an actor on a thread of its own, strictly in the order they come, whatever
@@ -200,5 +209,70 @@ extension RateLimitAdversarialTests {
             #expect(await caller.takeStarted() == labels, "round \(round)")
         }
         caller.executor.stop()
+    }
+}
+
+extension RateLimitAdversarialTests {
+    @Test func realClockTasksAndPlainThreadsNeverExceedTheRate() async {
+        // More threads than cores: 16 tasks wait for permits of one key while 8 plain threads
+        // take permits without waiting. Over the whole run the key admits at most its burst
+        // plus its rate times the time elapsed, and it leaves the registry once idle.
+        let registry = TempoRegistry(clock: ContinuousClock())
+        let limit = RateLimit(400, per: .milliseconds(100), burst: 20)  // one per 250 µs
+        let key = "hammer"
+        let admitted = Counter()
+        let refused = Counter()
+        let start = ContinuousClock.now
+        let threadsDone = DispatchGroup()
+        for _ in 0..<8 {
+            threadsDone.enter()
+            Thread {
+                registry.withCurrent {
+                    for _ in 0..<300 {
+                        do {
+                            try takeRatePermit(limit, identifier: key)
+                            admitted.add()
+                        } catch {
+                            refused.add()
+                        }
+                    }
+                }
+                threadsDone.leave()
+            }.start()
+        }
+        await registry.withCurrent {
+            await withTaskGroup(of: Void.self) { group in
+                for task in 0..<16 {
+                    group.addTask {
+                        for index in 0..<40 {
+                            let policy: RateLimitPolicy =
+                                index % 3 == 0 ? .wait(atMost: .milliseconds(2)) : .wait
+                            do {
+                                try await rateLimit(limit, whenLimited: policy, identifier: key) {
+                                    admitted.add()
+                                }
+                            } catch {
+                                refused.add()
+                            }
+                            if (task + index) % 9 == 0 { await Task.yield() }
+                        }
+                    }
+                }
+            }
+        }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                threadsDone.wait()
+                continuation.resume()
+            }
+        }
+        let elapsed = ContinuousClock.now - start
+        let total = admitted.value
+        // burst + rate × elapsed, with the elapsed time rounded up to whole permits.
+        let allowed = 20 + Int((elapsed / .microseconds(250)).rounded(.up)) + 1
+        #expect(total <= allowed, "\(total) admitted in \(elapsed), at most \(allowed)")
+        #expect(total + refused.value == 8 * 300 + 16 * 40)
+        #expect(total >= 16 * 26)  // the 26 calls of each task that wait without a maximum ran
+        #expect(await eventually { registry.liveKeyCount == 0 })
     }
 }
