@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TempoTesting
 import Testing
 
@@ -107,7 +106,7 @@ import Testing
         let registry = TempoRegistry(clock: ContinuousClock())
         let inFlight = InFlight()
         let tally = Log<String>()
-        let seenRunning = Mutex(0)
+        let seenRunning = Lock(0)
         let limit = 3
         let key = "hammer"
         @Sendable func call(_ index: Int) async {

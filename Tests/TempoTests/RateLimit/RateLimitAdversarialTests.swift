@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TempoTesting
 import Testing
 
@@ -102,7 +101,7 @@ extension RateLimitAdversarialTests {
 
 /// A count that any thread may add to.
 private final class Counter: Sendable {
-    private let count = Mutex(0)
+    private let count = Lock(0)
     func add() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
 }
