@@ -36,8 +36,8 @@
 /// The function is `nonisolated(nonsending)`, and so is `operation`: both run on the caller's
 /// actor (or off any actor, for a caller on none), with no hop on the way in or out.
 ///
-/// Admission and the outcome are each a clock read, a lock and a table update: no `Task`, no
-/// timer. The breaker shows in ``TempoRegistry/snapshot()`` as
+/// Admission and the outcome are each at most a clock read, a lock and a table update: no
+/// `Task`, no timer. The breaker shows in ``TempoRegistry/snapshot()`` as
 /// ``TempoSnapshot/State/circuitBreaker(state:failures:calls:reopensAt:)`` and stays there
 /// until ``resetCircuitBreaker(identifier:)``. Calls of one key should pass the same policy;
 /// each call is judged by its own, and a call whose ``CircuitBreakerPolicy/window`` differs

@@ -103,7 +103,7 @@ struct CircuitBreakerEntry: Sendable {
                 read = now()
                 return read!
             }
-            guard window.calls >= max(policy.minimumCalls, 1),
+            guard window.calls >= policy.requiredCalls,
                 Double(window.failures) / Double(window.calls) >= policy.failureRatio
             else { return nil }
             return open(at: read ?? now(), for: policy.nextBreak(after: nil))

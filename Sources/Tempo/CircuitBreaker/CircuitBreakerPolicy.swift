@@ -18,9 +18,10 @@
 /// Out-of-range settings are not trapped: a ``window`` of fewer than one call or a zero or
 /// negative duration, a ``failureRatio`` that is not in `0 < ratio <= 1` (NaN included) and
 /// ``trialCalls`` below one make the call throw ``CircuitBreakerError/invalidPolicy(_:)``
-/// without running. ``minimumCalls`` below one means one; a negative ``breakDuration`` means
-/// zero (half-open at the next call); a ``maximumBreakDuration`` below ``breakDuration``
-/// means ``breakDuration``.
+/// without running. ``minimumCalls`` below one means one, and above the count of a
+/// ``Window/lastCalls(_:)`` window (which never holds more) that count; a negative
+/// ``breakDuration`` means zero (half-open at the next call); a ``maximumBreakDuration`` below
+/// ``breakDuration`` means ``breakDuration``.
 public struct CircuitBreakerPolicy: Sendable {
     /// Which calls the failure ratio is measured over.
     ///
@@ -61,6 +62,8 @@ public struct CircuitBreakerPolicy: Sendable {
     /// ```
     public var window: Window
     /// The fewest calls the window must hold before the breaker can open. Defaults to 10.
+    /// Below one it is one; above the count of a ``Window/lastCalls(_:)`` window it is that
+    /// count, so `.lastCalls(5)` with the default opens once 5 calls are in.
     ///
     /// ```swift
     /// var policy = CircuitBreakerPolicy()
@@ -161,6 +164,14 @@ public struct CircuitBreakerPolicy: Sendable {
         }
         guard trialCalls >= 1 else { return "\(trialCalls) trial calls: at least 1 is needed" }
         return nil
+    }
+
+    /// The calls the window must hold before the breaker can open: ``minimumCalls``, at least
+    /// one, and at most the count of a ``Window/lastCalls(_:)`` window (which never holds more).
+    var requiredCalls: Int {
+        let minimum = max(minimumCalls, 1)
+        guard case .lastCalls(let count) = window else { return minimum }
+        return min(minimum, max(count, 1))
     }
 
     /// The break after `previous` (`nil`: the breaker opens from closed).

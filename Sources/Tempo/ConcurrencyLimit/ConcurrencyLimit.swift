@@ -65,12 +65,18 @@ public enum ConcurrencyLimitError: Error, Equatable, Hashable, Sendable {
 ///   ``ConcurrencyLimitError/queueTimedOut(_:)``; a zero or negative `queueTimeout` means "do
 ///   not wait": a call that cannot run at once throws that error at once.
 /// - Beyond that the call throws ``ConcurrencyLimitError/queueFull(running:queued:)`` at once.
-/// - The slot is released when the operation returns, throws or is cancelled, and goes
-///   straight to the first waiter, in the same step under the registry's lock: a call made
-///   meanwhile cannot take it (no barging), and a call never overtakes one that waits.
+/// - The slot is released when the operation ends, by returning or throwing (an operation
+///   whose task is cancelled keeps its slot until it ends), and goes straight to the first
+///   waiter, in the same step under the registry's lock: a call made meanwhile cannot take it
+///   (no barging), and a call never overtakes one that waits.
 /// - Cancelling a waiting call removes it from the queue at once and throws
-///   `CancellationError`; it takes no slot. A caller cancelled before the call throws
-///   `CancellationError` without entering the queue.
+///   `CancellationError`; it takes no slot (one handed a slot as it is cancelled gives the slot
+///   on and does not run). A caller cancelled before the call throws `CancellationError`
+///   without entering the queue.
+/// - An operation that calls `concurrencyLimit` again with its own key waits for a slot like
+///   any other caller, while holding one: with a `limit` of 1 (or every slot held by such
+///   calls) it waits for itself, until its `queueTimeout`, or forever without one. Nest limits
+///   of different keys only.
 /// - `limit <= 0` throws ``ConcurrencyLimitError/invalidLimit(_:)`` and a negative `queue`
 ///   ``ConcurrencyLimitError/invalidQueueLimit(_:)``, without running. `Int.max` is a valid
 ///   limit or queue, and any `queueTimeout` is safe.

@@ -18,7 +18,9 @@
 ///   that asks for one throws ``RateLimitError/cannotAdmit(weight:burst:)`` at once.
 /// - `burst` `nil`: `permits`. Below 1: 1 (calls are evenly spaced).
 /// - Huge values saturate: `RateLimit(1, per: .seconds(Int64.max))` refills once in no
-///   program's life, and `RateLimit(.max, per: .nanoseconds(1))` never waits.
+///   program's life, and `RateLimit(.max, per: .nanoseconds(1))` never waits. A `burst` whose
+///   whole bucket would take more than half of `Duration`'s range to refill is capped to what
+///   fits (at least 1); ``RateLimitError/cannotAdmit(weight:burst:)`` reports the capped burst.
 public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     /// Whether two limits have the same permits, interval and burst.
     ///

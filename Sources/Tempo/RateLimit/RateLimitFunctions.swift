@@ -10,7 +10,8 @@
 /// clock read, a lock and a table update, no `Task`. Otherwise `whenLimited` decides:
 ///
 /// - ``RateLimitPolicy/wait`` (the default): the call waits in the key's queue, first in first
-///   out, until its permits are free. Only the head of the queue is admitted: a heavier waiter
+///   out, until its permits are free. It joins the queue before its actor is let go, so calls
+///   made one after another on one actor wait in that order. Only the head of the queue is admitted: a heavier waiter
 ///   at the head is not overtaken by lighter ones behind it, nor by a new call, even when their
 ///   permits would be free. Cancelling the task ends the wait with `CancellationError`: the
 ///   waiter leaves the queue and takes nothing, and the waiters it held up move on. (A cancel
@@ -22,7 +23,8 @@
 ///
 /// A `weight` of zero or less takes nothing and runs at once; a `weight` above the burst can
 /// never be admitted and throws ``RateLimitError/cannotAdmit(weight:burst:)`` at once. A task
-/// already cancelled throws `CancellationError` without taking a permit. Errors of `operation`
+/// already cancelled throws `CancellationError` without taking a permit or running, whatever
+/// its weight. Errors of `operation`
 /// are rethrown; its permits are spent either way (a permit counts calls started, not calls
 /// that succeeded). A key whose bucket is full again and that has nobody waiting leaves the
 /// registry (at the latest one whole bucket's refill later), so an idle program's
@@ -235,7 +237,11 @@ enum RatePermitNow: Sendable {
 func ratePermitNow(
     _ limit: RateLimit, _ weight: Int, _ policy: RateLimitPolicy, _ key: GroupKey
 ) throws -> RatePermitNow {
-    guard weight > 0, let bucket = limit.bucket else { return .admitted }
+    guard weight > 0, let bucket = limit.bucket else {
+        // Nothing to take, but a cancelled task still does not run.
+        try Task.checkCancellation()
+        return .admitted
+    }
     guard weight <= bucket.burst else {
         throw RateLimitError.cannotAdmit(weight: weight, burst: bucket.burst)
     }

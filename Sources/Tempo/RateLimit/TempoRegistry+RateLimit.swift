@@ -7,6 +7,26 @@ struct PermitWaiter: Sendable {
     /// The registry's clock, when it is deterministic: a waiter admitted by a timer takes a work
     /// token from it, so an advance waits for what the waiter does with its permit.
     let host: (any DeterministicClock)?
+    /// The work token of the waiting task, when it carries one of `host` (it runs an operation
+    /// the engine launched): parked while the call waits, so an advance does not wait for a
+    /// task that waits for the advance, and counted as running again when the wait ends.
+    let callerToken: SettleToken?
+
+    /// Ends the wait with a permit: the task goes on under its own token, or a new one.
+    func admit() {
+        if let callerToken {
+            callerToken.unpark()
+            continuation.resume(returning: nil)
+        } else {
+            continuation.resume(returning: host.map { SettleToken(host: $0) })
+        }
+    }
+
+    /// Ends the wait with `error`.
+    func fail(_ error: any Error) {
+        callerToken?.unpark()
+        continuation.resume(throwing: error)
+    }
 }
 
 typealias RateLimitEntry = RateLimitState<PermitWaiter>
@@ -20,12 +40,8 @@ final class PermitWaiterID: Sendable {
 extension RateLimitState.Settled where Waiter == PermitWaiter {
     /// Tells the waiters: admitted ones go on, expired ones throw. Called outside any lock.
     func resume() {
-        for waiter in admitted {
-            waiter.continuation.resume(returning: waiter.host.map { SettleToken(host: $0) })
-        }
-        for (waiter, after) in expired {
-            waiter.continuation.resume(throwing: RateLimitError.limited(retryAfter: after))
-        }
+        for waiter in admitted { waiter.admit() }
+        for (waiter, after) in expired { waiter.fail(RateLimitError.limited(retryAfter: after)) }
     }
 
     /// The same, as an operation the registry launches after its lock (nothing when empty).
@@ -52,7 +68,7 @@ extension RateLimitState: RegistryEntry where Waiter == PermitWaiter {
         guard !waiters.isEmpty else { return (nil, nil) }
         return (
             .sync(
-                { for w in waiters { w.continuation.resume(throwing: CancellationError()) } },
+                { for w in waiters { w.fail(CancellationError()) } },
                 .taskContext), nil
         )
     }
@@ -102,18 +118,35 @@ extension TempoRegistry {
     }
 
     /// Waits in the key's queue for a permit, at most `maxWait` (`nil`: no limit). Returns the
-    /// work token of a waiter a timer admitted on a deterministic clock (finish it when the
-    /// permit's work is done). Throws `CancellationError` when the task is cancelled while
+    /// work token of a waiter admitted after waiting on a deterministic clock (finish it when
+    /// the permit's work is done); `nil` for a task that carries a token of that clock (its
+    /// token, parked while it waited, counts as running again). Throws `CancellationError` when the task is cancelled while
     /// waiting (the waiter leaves the queue and takes nothing), ``RateLimitError/limited(retryAfter:)``
     /// when `maxWait` runs out.
+    ///
+    /// It runs on the caller's actor (`isolation`) up to the wait: the waiter joins the queue
+    /// before the actor is let go, so calls made one after another on an actor queue in that
+    /// order. (The wait's closure names `isolation`, which keeps it there: a closure of a
+    /// `nonisolated(nonsending)` function would run off the actor.)
     func waitForRatePermit(
-        _ key: GroupKey, weight: Int, bucket: (refill: Duration, burst: Int), maxWait: Duration?
+        _ key: GroupKey, weight: Int, bucket: (refill: Duration, burst: Int), maxWait: Duration?,
+        isolation: isolated (any Actor)? = #isolation
     ) async throws -> SettleToken? {
         let ask = RateLimitEntry.Ask(weight: weight, burst: bucket.burst, refill: bucket.refill)
         let waiterID = PermitWaiterID()
         let host = clock.host
+        // The task's own work token, if it carries one of this clock (it runs an operation the
+        // engine launched): the wait parks it.
+        let callerToken: SettleToken? =
+            if let host, let current = SettleToken.current, current.host === host,
+                !current.isFinished
+            {
+                current
+            } else {
+                nil
+            }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
                 let now = clock.now()
                 let outcome = enter(
                     RateLimitEntry.self, key, ticket: nil,
@@ -129,9 +162,13 @@ extension TempoRegistry {
                         return RateLimitCall(outcome: .admitted, timerWake: state.wake(at: now))
                     }
                     let id = state.enqueue(
-                        PermitWaiter(continuation: continuation, host: host), ask: ask,
-                        deadline: maxWait.map { now.adding($0) })
+                        PermitWaiter(
+                            continuation: continuation, host: host, callerToken: callerToken),
+                        ask: ask, deadline: maxWait.map { now.adding($0) })
                     waiterID.value.withLock { $0 = id }
+                    // Asleep until decided: parked here, under the lock, so no decision can
+                    // come first.
+                    callerToken?.park()
                     return RateLimitCall(outcome: .queued, timerWake: state.wake(at: now))
                 }.outcome
                 switch outcome {
@@ -155,7 +192,7 @@ extension TempoRegistry {
             withdrawn = waiter
             return settled
         }
-        withdrawn?.continuation.resume(throwing: CancellationError())
+        withdrawn?.fail(CancellationError())
         settled?.resume()
     }
 

@@ -88,7 +88,8 @@ struct BreakerModel {
             outcomes.append((now, outcome == .fail))
             let window = window(at: now)
             let failures = window.filter(\.failed).count
-            if window.count >= minimumCalls,
+            // A count window never holds more than its count: the minimum is at most that.
+            if window.count >= min(minimumCalls, count ?? .max),
                 Double(failures) / Double(window.count) >= ratio
             {
                 open(at: now, for: base)
