@@ -35,7 +35,7 @@ struct Config: Sendable {
 
     static let quickRun = Config(
         quick: true, repetitions: 5, calls: 100_000, awaitedCalls: 20_000,
-        concurrentLength: .milliseconds(40), callerCounts: [1, 2, 4, 8, 16],
+        concurrentLength: .milliseconds(100), callerCounts: [1, 2, 4, 8, 16],
         liveIdentifiers: 20_000, idleIdentifiers: 200_000, burstIdentifiers: 50_000,
         memoryRepetitions: 2, latenessSamples: 200,
         latenessDelay: .milliseconds(2), orderingBursts: 100)
