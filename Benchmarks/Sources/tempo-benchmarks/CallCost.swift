@@ -237,6 +237,9 @@ private func throughput(
     return Double(control.calls.load(ordering: .relaxed)) / (ns / 1e9)
 }
 
+/// Numbers the measurements of `concurrentDebounce`, for fresh identifiers.
+private let measurementRound = Atomic<Int>(0)
+
 /// `callers` threads calling `debounce` at once for `length`, each on its own identifier
 /// (`shared == false`) or all on one. Calls replace a pending call (the window is an hour
 /// long). Returns total calls per second.
@@ -248,8 +251,13 @@ func concurrentDebounce(callers: Int, length: Duration, shared: Bool, shards: In
     let registry =
         shards.map { TempoRegistry(clock: ContinuousClock(), shardCount: $0) }
         ?? TempoRegistry.shared
+    // Fresh identifiers for every measurement: two distinct identifiers share a shard with a
+    // chance of one in the shard count, and a process keeps its hash seed, so the same two
+    // names would fall in one shard in every repetition of an unlucky process (one in eight
+    // runs with 8 shards). With fresh names an unlucky pair costs one repetition, not the row.
+    let round = measurementRound.add(1, ordering: .relaxed).newValue
     let result = throughput(callers: callers, length: length) { _, k in
-        let identifier = shared ? "shared" : "caller-\(k)"
+        let identifier = shared ? "shared-\(round)" : "caller-\(k)-\(round)"
         registry.withCurrent {
             for i in 0..<64 {
                 debounce(.seconds(3_600), identifier: identifier, by: .taskContext) { log.ran(i) }
