@@ -7,7 +7,10 @@ import Foundation
 /// throughput the server counts is the limit's and not that of a task pool shared with the rest
 /// of a parallel test run (on two cores, other suites' work can hold every pool thread for a
 /// while, and each permit or slot handed on would wait for one).
-final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
+///
+/// Its jobs run strictly in the order they come, whatever their priority: a subclass that is
+/// also a `SerialExecutor` (see `runJob(_:)`) gives an actor that order.
+class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var stopped = false
@@ -42,7 +45,12 @@ final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
             }
             let job = jobs.removeFirst()
             condition.unlock()
-            job.runSynchronously(on: asUnownedTaskExecutor())
+            runJob(job)
         }
+    }
+
+    /// Runs one job on this thread: as a task executor's job here.
+    func runJob(_ job: UnownedJob) {
+        job.runSynchronously(on: asUnownedTaskExecutor())
     }
 }

@@ -108,43 +108,9 @@ private final class Counter: Sendable {
 
 /// Runs the jobs of an actor on a thread of its own, strictly in the order they come, whatever
 /// their priority.
-private final class FIFOExecutor: SerialExecutor, @unchecked Sendable {
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
-    private var stopped = false
-
-    init() {
-        Thread.detachNewThread { [self] in run() }
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
-    }
-
-    /// Ends the thread once the jobs enqueued so far have run.
-    func stop() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
-    }
-
-    private func run() {
-        while true {
-            condition.lock()
-            while jobs.isEmpty && !stopped { condition.wait() }
-            if jobs.isEmpty {
-                condition.unlock()
-                return
-            }
-            let job = jobs.removeFirst()
-            condition.unlock()
-            job.runSynchronously(on: asUnownedSerialExecutor())
-        }
+private final class FIFOExecutor: ThreadExecutor, SerialExecutor, @unchecked Sendable {
+    override func runJob(_ job: UnownedJob) {
+        job.runSynchronously(on: asUnownedSerialExecutor())
     }
 }
 
