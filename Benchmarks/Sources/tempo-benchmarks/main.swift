@@ -36,7 +36,8 @@ if arguments.first == "--child" {
                 shared: rest.count > 1 && rest[1] == "shared"))
     case "loop":
         // A bare hot loop for profilers:
-        // --child loop floor|debounce|throttle|debouncecapturing|throttlecapturing|ratelimit|ratereject|rateasync|raterejectasync
+        // --child loop floor|debounce|throttle|debouncecapturing|throttlecapturing|ratelimit
+        //   |ratereject|rateasync|raterejectasync
         //   |climit|climitbusy|climitreject|breaker|breakeropen CALLS
         let calls = rest.count > 2 ? Int(rest[2]) ?? 100_000 : 100_000
         switch rest.count > 1 ? rest[1] : "" {

@@ -176,12 +176,7 @@ struct ConcurrencyLimitCall: ~Copyable, Sendable {
         // if it carries one of this clock (it runs an operation the engine launched), else a
         // new one.
         let host = registry.clock.host
-        var callerToken: SettleToken?
-        if let host, let current = SettleToken.current, current.host === host,
-            !current.isFinished
-        {
-            callerToken = current
-        }
+        let callerToken = SettleToken.current(of: host)
         let admission = try registry.enterConcurrencyLimit(
             key, limit: limit, queueLimit: queue, queueTimeout: queueTimeout,
             callerToken: callerToken)

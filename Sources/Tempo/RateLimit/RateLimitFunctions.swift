@@ -11,9 +11,9 @@
 ///
 /// - ``RateLimitPolicy/wait`` (the default): the call waits in the key's queue, first in first
 ///   out, until its permits are free. It joins the queue before its actor is let go, so calls
-///   made one after another on one actor wait in that order. Only the head of the queue is admitted: a heavier waiter
-///   at the head is not overtaken by lighter ones behind it, nor by a new call, even when their
-///   permits would be free. Cancelling the task ends the wait with `CancellationError`: the
+///   made one after another on one actor wait in that order. Only the head of the queue is
+///   admitted: a heavier waiter at the head is not overtaken by lighter ones behind it, nor by a
+///   new call, even when their permits would be free. Cancelling the task ends the wait with `CancellationError`: the
 ///   waiter leaves the queue and takes nothing, and the waiters it held up move on. (A cancel
 ///   that comes once the permit is granted is too late: the operation runs, in a cancelled
 ///   task.)

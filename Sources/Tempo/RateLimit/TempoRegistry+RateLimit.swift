@@ -120,9 +120,9 @@ extension TempoRegistry {
     /// Waits in the key's queue for a permit, at most `maxWait` (`nil`: no limit). Returns the
     /// work token of a waiter admitted after waiting on a deterministic clock (finish it when
     /// the permit's work is done); `nil` for a task that carries a token of that clock (its
-    /// token, parked while it waited, counts as running again). Throws `CancellationError` when the task is cancelled while
-    /// waiting (the waiter leaves the queue and takes nothing), ``RateLimitError/limited(retryAfter:)``
-    /// when `maxWait` runs out.
+    /// token, parked while it waited, counts as running again). Throws `CancellationError` when
+    /// the task is cancelled while waiting (the waiter leaves the queue and takes nothing),
+    /// ``RateLimitError/limited(retryAfter:)`` when `maxWait` runs out.
     ///
     /// It runs on the caller's actor (`isolation`) up to the wait: the waiter joins the queue
     /// before the actor is let go, so calls made one after another on an actor queue in that
@@ -137,14 +137,7 @@ extension TempoRegistry {
         let host = clock.host
         // The task's own work token, if it carries one of this clock (it runs an operation the
         // engine launched): the wait parks it.
-        let callerToken: SettleToken? =
-            if let host, let current = SettleToken.current, current.host === host,
-                !current.isFinished
-            {
-                current
-            } else {
-                nil
-            }
+        let callerToken = SettleToken.current(of: host)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
                 let now = clock.now()
