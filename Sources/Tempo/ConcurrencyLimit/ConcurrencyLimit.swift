@@ -151,14 +151,35 @@ public nonisolated(nonsending) func concurrencyLimit<Value>(
 /// moves it, so the usual call costs no retains for it.
 @usableFromInline
 struct ConcurrencyLimitCall: ~Copyable, Sendable {
-    let registry: TempoRegistry
     let key: GroupKey
-    let admission: TempoRegistry.LimitAdmission
-    /// The work token of the caller's task, when a deterministic clock tracks it.
-    let callerToken: SettleToken?
+    /// What a call that waits, or that a deterministic clock tracks, keeps; `nil` for a call
+    /// admitted at once on an ordinary clock, which keeps nothing but its key: it gives its
+    /// slot back to ``TempoRegistry/current``, the same registry, since the call runs its
+    /// operation in its own task and a scope the operation opens has ended by then. Keeping
+    /// the registry would retain and release the shared registry on every call.
+    let slow: Slow?
+
+    /// The rest of a call that waits or is tracked.
+    final class Slow: Sendable {
+        /// The registry the call entered (a cancellation handler, on another thread, needs it).
+        let registry: TempoRegistry
+        let admission: TempoRegistry.LimitAdmission
+        /// The work token of the caller's task, when a deterministic clock tracks it.
+        let callerToken: SettleToken?
+
+        init(
+            registry: TempoRegistry, admission: TempoRegistry.LimitAdmission,
+            callerToken: SettleToken?
+        ) {
+            self.registry = registry
+            self.admission = admission
+            self.callerToken = callerToken
+        }
+    }
+
     /// Admitted at once on an ordinary clock (nothing to track): the usual case, which the
     /// inlined front door runs itself.
-    @usableFromInline let runsNow: Bool
+    @usableFromInline var runsNow: Bool { slow == nil }
 
     /// Checks the arguments and the task's cancellation, then enters the key: the call runs,
     /// waits, or is turned away (thrown).
@@ -170,28 +191,29 @@ struct ConcurrencyLimitCall: ~Copyable, Sendable {
         guard limit > 0 else { throw ConcurrencyLimitError.invalidLimit(limit) }
         guard queue >= 0 else { throw ConcurrencyLimitError.invalidQueueLimit(queue) }
         try Task.checkCancellation()
-        let registry = TempoRegistry.current
         let key = GroupKey(identifier, fileID, line, column)
-        // On a deterministic clock the call is work an advance waits for: the task's own token
-        // if it carries one of this clock (it runs an operation the engine launched), else a
-        // new one.
-        let host = registry.clock.host
-        let callerToken = SettleToken.current(of: host)
-        let admission = try registry.enterConcurrencyLimit(
-            key, limit: limit, queueLimit: queue, queueTimeout: queueTimeout,
-            callerToken: callerToken)
-        // Every field at once, after the last throw: a partly made value cannot be dropped.
-        self.registry = registry
+        slow = try TempoRegistry.withCurrentRegistry {
+            registry throws(ConcurrencyLimitError) -> Slow? in
+            // On a deterministic clock the call is work an advance waits for: the task's own
+            // token if it carries one of this clock (it runs an operation the engine launched),
+            // else a new one.
+            let host = registry.clock.host
+            let callerToken = SettleToken.current(of: host)
+            let admission = try registry.enterConcurrencyLimit(
+                key, limit: limit, queueLimit: queue, queueTimeout: queueTimeout,
+                callerToken: callerToken)
+            if case .run = admission, host == nil { return nil }
+            return Slow(registry: registry, admission: admission, callerToken: callerToken)
+        }
         self.key = key
-        self.admission = admission
-        self.callerToken = callerToken
-        if case .run = admission, host == nil { runsNow = true } else { runsNow = false }
     }
 
-    /// Gives the call's slot back: to the head of the queue, or the key, left idle, leaves its
-    /// table.
+    /// Gives the slot of a call admitted at once back: to the head of the queue, or the key,
+    /// left idle, leaves its table.
     @usableFromInline
-    func release() { registry.releaseConcurrencyLimit(key) }
+    func release() {
+        TempoRegistry.withCurrentRegistry { $0.releaseConcurrencyLimit(key) }
+    }
 }
 
 /// The rest of a call that waits for its slot, or that a deterministic clock tracks.
@@ -200,12 +222,13 @@ nonisolated(nonsending) func concurrencyLimitWaitingOrTracked<Value>(
     _ call: borrowing ConcurrencyLimitCall, queueTimeout: Duration?,
     operation: nonisolated(nonsending) () async throws -> Value
 ) async throws -> Value {
-    let registry = call.registry
+    // A call that comes here keeps its registry (the fallback is the same registry).
+    let registry = call.slow?.registry ?? TempoRegistry.current
     let key = call.key
     var token: SettleToken?
-    switch call.admission {
+    switch call.slow?.admission ?? .run {
     case .run:
-        if call.callerToken == nil { token = registry.clock.settleToken() }
+        if call.slow?.callerToken == nil { token = registry.clock.settleToken() }
     case .wait(let waiter, let id):
         let (verdict, given) = await withTaskCancellationHandler {
             await waiter.wait()

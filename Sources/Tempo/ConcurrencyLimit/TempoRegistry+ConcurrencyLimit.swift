@@ -28,11 +28,30 @@ extension ConcurrencyLimitState: RegistryEntry, CallFreeEntry where Waiter == Li
     mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) { (nil, nil) }
     var nextWake: Duration? { nextDeadline }
     func isIdle(at now: Duration) -> Bool { isIdle }
+    /// The shard's kept idle entry is not listed: only keys with calls running or waiting are.
+    var isListed: Bool { !isIdle }
 
     func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
         TempoSnapshot.Entry(
             kind: .concurrencyLimit, key: key.description,
             state: .concurrencyLimit(running: running, queued: queuedCount))
+    }
+}
+
+extension TempoRegistry.Slot where State == LimitEntry {
+    /// Whether the entry is idle, read in place (see `generationInPlace`).
+    var isIdleInPlace: Bool { mutating get { state.isIdle } }
+    /// Whether the entry is the one its shard keeps idle, read in place.
+    var isKeptInPlace: Bool { mutating get { state.isKept } }
+}
+
+extension TempoRegistry.Tables {
+    /// 1 when the entry of `keptIdleLimit` is in its table and idle, else 0.
+    var keptIdleLimitCount: Int {
+        guard let key = keptIdleLimit, let slot = concurrencyLimits[key], slot.state.isIdle else {
+            return 0
+        }
+        return 1
     }
 }
 
@@ -48,8 +67,10 @@ extension TempoRegistry {
         _ key: GroupKey, limit: Int, queueLimit: Int, queueTimeout: Duration?,
         callerToken: SettleToken?
     ) throws(ConcurrencyLimitError) -> LimitAdmission {
-        let (admission, waiter) = shard(key).tables.withLock { tables in
-            LimitEntry.access(&tables) { table, ids -> (LimitEntry.Admission, LimitWaiter?) in
+        let (admission, waiter) = shard(key).tables.withLock {
+            tables -> (LimitEntry.Admission, LimitWaiter?) in
+            LimitEntry.access(&tables) {
+                table, ids -> (LimitEntry.Admission, LimitWaiter?) in
                 var waiter: LimitWaiter?
                 let admission = table[key, default: Slot(state: LimitEntry())].state.call(
                     limit: limit, queueLimit: queueLimit, queueTimeout: queueTimeout,
@@ -94,22 +115,38 @@ extension TempoRegistry {
     /// A call that held a slot ended: the slot goes to the head of the queue, or the key, left
     /// idle, leaves its table.
     func releaseConcurrencyLimit(_ key: GroupKey) {
-        // `nil`, the usual case: the key goes on with others running and nobody to admit.
-        let after = shard(key).tables.withLock { tables in
-            LimitEntry.access(&tables) { table, _ -> (admitted: [LimitWaiter], TimerRef?)? in
-                guard let index = table.index(forKey: key) else { return nil }
-                // One in-place access: reading the slot back through `values` would copy it.
-                let (admitted, idle) = table.values[index].state.releaseAndCheckIdle()
-                if idle { return (admitted, table.removeLive(at: index).timer) }
-                return admitted.isEmpty ? nil : (admitted, nil)
+        // `nil`, the usual case: the key goes on with others running and nobody to admit, or
+        // it went idle and its entry is kept.
+        let after = shard(key).tables.withLock { tables -> (admitted: [LimitWaiter], TimerRef?)? in
+            guard let index = tables.concurrencyLimits.index(forKey: key) else { return nil }
+            // One in-place access: reading the slot back through `values` would copy it.
+            let (admitted, idle) = tables.concurrencyLimits.values[index].state
+                .releaseAndCheckIdle()
+            guard idle else { return admitted.isEmpty ? nil : (admitted, nil) }
+            // Idle (so nobody was admitted): the entry stays, without its timer, as the one the
+            // shard keeps. Unless it already was, the entry kept before leaves the table if it
+            // is idle, or stops being the kept one if it is live again.
+            let timer = tables.concurrencyLimits.values[index].takeTimer()
+            if !tables.concurrencyLimits.values[index].isKeptInPlace {
+                tables.concurrencyLimits.values[index].state.isKept = true
+                if let previous = tables.keptIdleLimit,
+                    let kept = tables.concurrencyLimits.index(forKey: previous)
+                {
+                    if tables.concurrencyLimits.values[kept].isIdleInPlace {
+                        _ = tables.concurrencyLimits.removeLive(at: kept)
+                    } else {
+                        tables.concurrencyLimits.values[kept].state.isKept = false
+                    }
+                }
+                tables.keptIdleLimit = key
             }
+            return timer.map { ([], $0) }
         }
         guard let (admitted, timer) = after else { return }
         timer?.cancel()
         for waiter in admitted { decide(waiter, .admitted) }
     }
 
-    /// The task of the waiter `id` was cancelled: it leaves the queue, unless it was decided.
     func withdrawConcurrencyLimit(_ key: GroupKey, id: UInt64) {
         let (removed, admitted) = shard(key).tables.withLock { tables in
             LimitEntry.access(&tables) { table, _ -> (LimitWaiter?, [LimitWaiter]) in
@@ -162,7 +199,12 @@ extension TempoRegistry {
                 let (expired, admitted) = table.values[index].state.expire(at: now)
                 let next = table.values[index].state.nextDeadline
                 if table.values[index].state.isIdle {
-                    _ = table.removeLive(key)
+                    // A timer that fired as its entry went idle and was kept: it stays kept.
+                    if table.values[index].isKeptInPlace {
+                        table.values[index].timer = nil
+                    } else {
+                        _ = table.removeLive(key)
+                    }
                 } else if let next {
                     table.values[index].timerDeadline = next
                 } else {
@@ -180,16 +222,49 @@ extension TempoRegistry {
     /// Running calls keep their slots until they end.
     func resetConcurrencyLimit(_ key: GroupKey) {
         let (waiters, timer) = shard(key).tables.withLock { tables in
-            LimitEntry.access(&tables) { table, _ -> ([LimitWaiter], TimerRef?) in
-                guard let index = table.index(forKey: key) else { return ([], nil) }
+            let (waiters, timer, keptRemoved) = LimitEntry.access(&tables) {
+                table, _ -> ([LimitWaiter], TimerRef?, Bool) in
+                guard let index = table.index(forKey: key) else { return ([], nil, false) }
                 let waiters = table.values[index].state.removeWaiters()
-                let timer = table.values[index].timer
-                table.values[index].timer = nil
-                if table.values[index].state.isIdle { _ = table.removeLive(key) }
-                return (waiters, timer)
+                let timer = table.values[index].takeTimer()
+                guard table.values[index].isIdleInPlace else { return (waiters, timer, false) }
+                let removed = table.removeLive(at: index)
+                return (waiters, timer, removed.state.isKept)
             }
+            if keptRemoved { tables.keptIdleLimit = nil }
+            return (waiters, timer)
         }
         timer?.cancel()
         for waiter in waiters { decide(waiter, .reset) }
+    }
+}
+
+extension TempoRegistry {
+    /// The concurrency-limit entries the tables hold, how many of them are kept idle, and what
+    /// breaks their rule, if anything: in every shard, an idle entry only as the kept one, and
+    /// without a timer. For tests.
+    var limitTablesCheck: (stored: Int, kept: Int, broken: String?) {
+        var stored = 0
+        var kept = 0
+        var broken: String?
+        for (index, shard) in shards.enumerated() {
+            shard.tables.withLock { tables in
+                stored += tables.concurrencyLimits.count
+                kept += tables.keptIdleLimitCount
+                for (key, slot) in tables.concurrencyLimits
+                where slot.state.isIdle && key != tables.keptIdleLimit {
+                    broken = "shard \(index) holds the idle entry \(key) without keeping it"
+                }
+                for (key, slot) in tables.concurrencyLimits
+                where slot.state.isIdle && slot.timer != nil {
+                    broken = "shard \(index) keeps the idle entry \(key) with a timer"
+                }
+                for (key, slot) in tables.concurrencyLimits
+                where slot.state.isKept != (key == tables.keptIdleLimit) {
+                    broken = "shard \(index): the entry \(key) is marked kept wrongly"
+                }
+            }
+        }
+        return (stored, kept, broken)
     }
 }

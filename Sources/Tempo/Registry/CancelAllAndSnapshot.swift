@@ -68,7 +68,7 @@ extension TempoRegistry {
         var entries: [TempoSnapshot.Entry] = []
         func add<Entry: RegistryEntry>(_: Entry.Type, from tables: inout Tables) {
             Entry.access(&tables) { table, _ in
-                for (key, slot) in table {
+                for (key, slot) in table where slot.state.isListed {
                     entries.append(slot.state.snapshotEntry(key: key, now: now))
                 }
             }

@@ -41,6 +41,14 @@ protocol RegistryEntry: Sendable {
 
     /// The entry as ``TempoRegistry/snapshot()`` shows it.
     func snapshotEntry(key: Key, now: Duration) -> TempoSnapshot.Entry
+
+    /// Whether ``TempoRegistry/snapshot()`` lists the entry: every entry in a table but the one
+    /// idle concurrency-limit entry a shard may keep (see `Tables.keptIdleLimit`).
+    var isListed: Bool { get }
+}
+
+extension RegistryEntry {
+    var isListed: Bool { true }
 }
 
 /// An entry that holds no caller's call: a running helper, a rate or concurrency limit's

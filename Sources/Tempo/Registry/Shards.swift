@@ -20,6 +20,12 @@ extension TempoRegistry {
         /// `generation`, read in place: `table.values[index].generation` copies the whole slot
         /// out of the table first, while a mutating access does not.
         var generationInPlace: UInt64 { mutating get { generation } }
+
+        /// Takes the timer out, in place (as `generationInPlace`, without copying the slot).
+        mutating func takeTimer() -> TimerRef? {
+            defer { timer = nil }
+            return timer
+        }
     }
 
     /// The tables of one shard.
@@ -34,12 +40,19 @@ extension TempoRegistry {
         var ids: IDSource
         var rateLimits: [GroupKey: Slot<RateLimitEntry>] = [:]
         var concurrencyLimits: [GroupKey: Slot<ConcurrencyLimitState<LimitWaiter>>] = [:]
+        /// The one concurrency-limit key of this shard whose entry may stay in its table idle:
+        /// the key that went idle most recently here (its entry may be live again since). A key
+        /// used one call at a time would otherwise make its entry and remove it again on every
+        /// call. When another key of the shard goes idle it takes the name, and the entry named
+        /// before leaves the table if it is idle, so a shard keeps one idle entry at most.
+        /// Neither `count` nor `snapshot()` sees a kept idle entry.
+        var keptIdleLimit: GroupKey?
         var retryBudgets: [GroupKey: Slot<RetryBudgetState>] = [:]
         var circuitBreakers: [GroupKey: Slot<CircuitBreakerEntry>] = [:]
 
         var count: Int {
             debounces.count + throttles.count + delays.count + running.count
-                + rateLimits.count + concurrencyLimits.count
+                + rateLimits.count + concurrencyLimits.count - keptIdleLimitCount
                 + retryBudgets.count
                 + circuitBreakers.count
         }
@@ -73,15 +86,52 @@ extension TempoRegistry {
         }
     }
 
-    /// One lock and the tables behind it. A class, so that the shards can sit in an array.
-    final class Shard: Sendable {
-        let tables: Lock<Tables>
-        /// Room that keeps two shards' objects on different cache lines: each call retains and
-        /// releases its shard, an atomic write to the object's header, and two threads writing
-        /// headers 32 bytes apart slow each other as if they shared one lock.
-        private let padding: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        init(ids: IDSource) { tables = Lock(Tables(ids: ids), separated: true) }
+    /// One shard: a pointer to its lock and the tables behind it, in storage the registry
+    /// allocates when it is made and frees in its `deinit`. A plain pointer, not an object:
+    /// reaching a shard costs no reference count, where a class would be retained and released
+    /// by every call (an atomic write to the object's header on every lock taken).
+    struct Shard: @unchecked Sendable {
+        let storage: UnsafeMutablePointer<Lock<Tables>>
+
+        /// The shard's lock and tables.
+        var tables: Lock<Tables> {
+            @inline(__always) unsafeAddress { UnsafePointer(storage) }
+        }
+    }
+
+    /// The storage of every shard, each on its own 128-byte boundary (two cache lines, since
+    /// some processors fetch lines in pairs): a lock that lives inline (on Apple platforms)
+    /// then shares no cache line with another shard's.
+    struct ShardStorage: ~Copyable, @unchecked Sendable {
+        let base: UnsafeMutableRawPointer
+        let shards: [Shard]
+
+        static var stride: Int {
+            let size = MemoryLayout<Lock<Tables>>.stride
+            return (size + 127) / 128 * 128
+        }
+
+        init(count: Int, bits: UInt64) {
+            let stride = Self.stride
+            base = UnsafeMutableRawPointer.allocate(
+                byteCount: stride * count,
+                alignment: max(128, MemoryLayout<Lock<Tables>>.alignment))
+            var shards: [Shard] = []
+            shards.reserveCapacity(count)
+            for index in 0..<count {
+                let pointer = (base + index * stride).bindMemory(to: Lock<Tables>.self, capacity: 1)
+                pointer.initialize(
+                    to: Lock(
+                        Tables(ids: IDSource(index: UInt64(index), bits: bits)), separated: true))
+                shards.append(Shard(storage: pointer))
+            }
+            self.shards = shards
+        }
+
+        deinit {
+            for shard in shards { shard.storage.deinitialize(count: 1) }
+            base.deallocate()
+        }
     }
 
     /// At most this many shards, whatever the processor count.

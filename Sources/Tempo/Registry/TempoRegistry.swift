@@ -45,6 +45,8 @@ public final class TempoRegistry: Sendable {
     let clock: EngineClock
     /// The tables, split by key hash so that callers on distinct keys rarely share a lock.
     let shards: [Shard]
+    /// Owns the shards' storage: freed when the registry is.
+    private let shardStorage: ShardStorage
     /// `shards.count - 1`; the count is a power of two.
     let shardMask: Int
     let timerCount = Atomic<Int>(0)
@@ -73,7 +75,6 @@ public final class TempoRegistry: Sendable {
     @_spi(Benchmarks)
     public convenience init<C: Clock>(clock: C, shardCount: Int) where C.Duration == Duration {
         self.init(engineClock: EngineClock(clock), shardCount: shardCount, isShared: false)
-        Self.othersExist.store(true, ordering: .relaxed)
     }
 
     private init(engineClock: EngineClock, shardCount: Int, isShared: Bool) {
@@ -81,7 +82,8 @@ public final class TempoRegistry: Sendable {
         var count = 1
         while count < min(max(shardCount, 1), Self.maximumShardCount) { count <<= 1 }
         let bits = UInt64(count.trailingZeroBitCount)
-        shards = (0..<count).map { Shard(ids: IDSource(index: UInt64($0), bits: bits)) }
+        shardStorage = ShardStorage(count: count, bits: bits)
+        shards = shardStorage.shards
         shardMask = count - 1
         self.isShared = isShared
     }
@@ -97,13 +99,39 @@ public final class TempoRegistry: Sendable {
 
     /// Whether this is ``shared``.
     private let isShared: Bool
-    @TaskLocal private static var scoped: TempoRegistry?
-    /// Set for good once a registry other than ``shared`` is made. Until then no scope can name
-    /// another registry, so ``current`` is ``shared`` without reading the task-local value.
-    /// (A scope can only name a registry already made, and whatever handed it to the scope's
-    /// task, or made the task, orders the store before the reads there: a relaxed load is
-    /// enough.)
-    private static let othersExist = Atomic<Bool>(false)
+    @TaskLocal private static var scoped: Binding?
+
+    /// One scope's binding of a registry as ``current``: what a `withCurrent` scope, or a timer
+    /// of a registry other than ``shared``, puts in the task-local value. While a binding of a
+    /// registry other than ``shared`` is alive (its scope runs, or a task that inherited it
+    /// does), ``current`` reads the task-local value. While none is, every binding a task can
+    /// have names ``shared``, so ``current`` is ``shared`` without reading it: in a program that
+    /// only ever uses ``shared``, and once every scope of another registry has ended, the free
+    /// functions do not pay for the lookup (and the retain and release that come with it).
+    ///
+    /// A relaxed count is enough. A task that has a binding holds it, so the binding's increment
+    /// is not yet undone; and the task reads the count after the increment (made in the task
+    /// before it bound the value, or before it was started by the task that did), so it sees
+    /// that increment or a later value, which the live binding keeps above zero.
+    final class Binding: Sendable {
+        let registry: TempoRegistry
+        private let counted: Bool
+        /// Keeps two bindings off one cache line: a task inside a scope retains and releases its
+        /// binding on every call, and two threads doing that to neighbouring objects would slow
+        /// each other down as if they shared one.
+        private let padding: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        private static let live = Atomic<Int>(0)
+        static var anyLive: Bool { live.load(ordering: .relaxed) != 0 }
+
+        init(_ registry: TempoRegistry) {
+            self.registry = registry
+            counted = !registry.isShared
+            if counted { Self.live.add(1, ordering: .relaxed) }
+        }
+
+        deinit { if counted { Self.live.subtract(1, ordering: .relaxed) } }
+    }
 
     /// The registry the free functions use here: the one made current by the innermost
     /// enclosing ``withCurrent(isolation:_:)-(_,()->R)`` (tasks started inside it inherit it,
@@ -114,17 +142,19 @@ public final class TempoRegistry: Sendable {
     /// let liveHere = TempoRegistry.current.liveKeyCount
     /// ```
     public static var current: TempoRegistry {
-        guard othersExist.load(ordering: .relaxed) else { return shared }
-        return scoped ?? shared
+        guard Binding.anyLive else { return shared }
+        return scoped?.registry ?? shared
     }
 
     /// Runs `body` with ``current``: what the free functions' hot paths use. Handing ``shared``
     /// to a closure borrows it, where returning it from ``current`` retains and releases it,
     /// on every call, on the one object every caller of the program shares.
     @inline(__always) @discardableResult
-    static func withCurrentRegistry<R>(_ body: (TempoRegistry) -> R) -> R {
-        guard othersExist.load(ordering: .relaxed) else { return body(shared) }
-        return body(scoped ?? shared)
+    static func withCurrentRegistry<R, Failure: Error>(
+        _ body: (TempoRegistry) throws(Failure) -> R
+    ) throws(Failure) -> R {
+        guard Binding.anyLive, let binding = scoped else { return try body(shared) }
+        return try body(binding.registry)
     }
 
     /// Runs `body` with this registry as ``current``, for the free functions it calls and the
@@ -146,7 +176,7 @@ public final class TempoRegistry: Sendable {
         isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> R
     ) async rethrows -> R {
-        try await Self.$scoped.withValue(self, operation: body, isolation: isolation)
+        try await Self.$scoped.withValue(Binding(self), operation: body, isolation: isolation)
     }
 
     /// Synchronous form of ``withCurrent(isolation:_:)-(_,()->R)``: runs `body` at once with
@@ -164,7 +194,7 @@ public final class TempoRegistry: Sendable {
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws; this method throws nothing of its own.
     public func withCurrent<R>(_ body: () throws -> R) rethrows -> R {
-        try Self.$scoped.withValue(self, operation: body)
+        try Self.$scoped.withValue(Binding(self), operation: body)
     }
 
     /// Runs a timer's callback with this registry current, so the operations it starts (and
@@ -172,7 +202,7 @@ public final class TempoRegistry: Sendable {
     /// wherever no scope says otherwise, so it binds nothing.
     func firing<R>(_ body: () -> R) -> R {
         if isShared { return body() }
-        return Self.$scoped.withValue(self, operation: body)
+        return Self.$scoped.withValue(Binding(self), operation: body)
     }
 
     /// How many keys hold live state: debounce and throttle groups, pending delays and

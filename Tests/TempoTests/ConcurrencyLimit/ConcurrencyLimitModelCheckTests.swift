@@ -1,6 +1,7 @@
-import Tempo
 import TempoTesting
 import Testing
+
+@testable import Tempo
 
 // Drives random schedules of calls (with random durations and queue timeouts), clock advances,
 // cancels and resets through `concurrencyLimit` on the manual clock, and through
@@ -98,6 +99,7 @@ import Testing
                     return counts == expected
                         && log.all.filter { $0.hasPrefix("start") }.count == starts
                 }
+                #expect(registry.limitTablesCheck.broken == nil, "seed \(seed) after \(action)")
                 #expect(
                     settled,
                     """
@@ -133,6 +135,8 @@ import Testing
         #expect(outcomes == model.outcomes, "seed \(seed)")
         #expect(Self.byInstant(log.all) == Self.byInstant(model.log), "seed \(seed)")
         #expect(registry.liveKeyCount == 0)
+        #expect(registry.limitTablesCheck.broken == nil)
+        #expect(registry.limitTablesCheck.stored <= 1)
     }
 
     /// The log ordered by instant, and within one instant by text (calls that start or end at
