@@ -37,19 +37,25 @@ func openCircuitBreakerRejection(calls: Int, identifier: String) async -> Double
 }
 
 extension Suite {
-    /// The rows and the targets of `circuitBreaker`, as × the floor.
-    func circuitBreakerCosts(into report: inout Report, floor: Double) async {
+    /// The rows and the targets of `circuitBreaker`, as × the floor measured in the same
+    /// repetitions (as for `concurrencyLimit`).
+    func circuitBreakerCosts(into report: inout Report) async {
+        var floors: [Double] = []
         var closed: [Double] = []
         var open: [Double] = []
         let calls = config.calls
         for repetition in 0..<config.repetitions {
             progress("circuitBreaker: repetition \(repetition + 1) of \(config.repetitions)")
+            floors.append(floorCost(calls: calls))
             closed.append(await closedCircuitBreaker(calls: calls, identifier: "cb"))
             open.append(await openCircuitBreakerRejection(calls: calls, identifier: "cb"))
         }
+        let section = "circuit breaker"
+        let floor = Stats(floors).median
         func add(_ name: String, _ values: [Double]) -> Double {
-            report.addCost(name, values, floor: floor)
+            report.addCost(name, values, floor: floor, section: section)
         }
+        _ = add("floor (measured with these rows)", floors)
         let closedRatio = add("`circuitBreaker`, through a closed breaker", closed)
         let openRatio = add("`circuitBreaker`, rejected by an open breaker", open)
         report.targets.append(

@@ -191,11 +191,13 @@ extension Report {
     /// Appends a "cost per call" row of `values` (nanoseconds per call) with its ratio to
     /// `floor`, and returns the row's median as × the floor.
     @discardableResult
-    mutating func addCost(_ name: String, _ values: [Double], floor: Double) -> Double {
+    mutating func addCost(
+        _ name: String, _ values: [Double], floor: Double, section: String = "cost per call"
+    ) -> Double {
         let stats = Stats(values)
         rows.append(
             Row(
-                section: "cost per call", name: name, unit: .nanosecondsPerCall, stats: stats,
+                section: section, name: name, unit: .nanosecondsPerCall, stats: stats,
                 ratioToFloor: stats.median / floor))
         return stats.median / floor
     }

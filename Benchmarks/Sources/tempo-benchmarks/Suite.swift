@@ -50,9 +50,9 @@ struct Suite {
         if sections.contains(.rateLimit) { await rateLimitCosts(into: &report) }
         if sections.contains(.results) { await results(into: &report) }
         if sections.contains(.costs) || sections.contains(.concurrencyLimit) {
-            await concurrencyLimitCosts(into: &report, floor: floor.median)
+            await concurrencyLimitCosts(into: &report)
             await retryBudgetCosts(into: &report, floor: floor.median)
-            await circuitBreakerCosts(into: &report, floor: floor.median)
+            await circuitBreakerCosts(into: &report)
         }
         if sections.contains(.costs) { await hedgeCosts(into: &report, floor: floor.median) }
 

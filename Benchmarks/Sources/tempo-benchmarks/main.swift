@@ -39,7 +39,16 @@ if arguments.first == "--child" {
         // --child loop floor|debounce|throttle|debouncecapturing|throttlecapturing|ratelimit
         //   |ratereject|rateasync|raterejectasync
         //   |climit|climitbusy|climitreject|breaker|breakeropen CALLS
+        //   [scoped]: meanwhile another task runs inside a `withCurrent` scope of another
+        //   registry, as in a test process, so the free functions read the task-local value
+        //   to learn which registry is current (while no scope is open anywhere they do not)
         let calls = rest.count > 2 ? Int(rest[2]) ?? 100_000 : 100_000
+        let scope: Task<Void, Never>? =
+            rest.count > 3 && rest[3] == "scoped"
+            ? TempoRegistry(clock: ContinuousClock()).withCurrent {
+                Task { try? await Task.sleep(for: .seconds(3_600)) }
+            } : nil
+        defer { scope?.cancel() }
         switch rest.count > 1 ? rest[1] : "" {
         case "floor": print(floorCost(calls: calls))
         case "debounce": print(debounceNonCapturing(calls: calls, identifier: "hot"))
