@@ -27,9 +27,9 @@ import Testing
     @Test func nestedScopesAndTheirEnds() async {
         let outer = TempoRegistry(clock: ManualClock())
         let inner = TempoRegistry(clock: ManualClock())
-        await outer.withCurrent {
+        outer.withCurrent {
             #expect(TempoRegistry.current === outer)
-            await inner.withCurrent { #expect(TempoRegistry.current === inner) }
+            inner.withCurrent { #expect(TempoRegistry.current === inner) }
             #expect(TempoRegistry.current === outer)
             TempoRegistry.shared.withCurrent {
                 #expect(TempoRegistry.current === TempoRegistry.shared)
