@@ -156,15 +156,15 @@ import Testing
         let wrong = Atomic<Int>(0)
         let calls = Atomic<Int>(0)
         let outliving = Lock<[Task<Bool, Never>]>([])
-        let deadline = ContinuousClock.now.advanced(by: .milliseconds(400))
+        // The tasks started in the scopes check their registry only once every scope has ended.
+        let (stream, open) = AsyncStream<Void>.makeStream()
+        let gate = Task { for await _ in stream {} }
         let done = Atomic<Int>(0)
         var threads: [Thread] = []
         for index in 0..<5 {
             threads.append(
                 Thread {
-                    var round = 0
-                    while ContinuousClock.now < deadline {
-                        round += 1
+                    for round in 1...10_000 {
                         if index < scoped.count {
                             let registry = scoped[index]
                             let name = "stress \(index) \(round)"
@@ -182,7 +182,10 @@ import Testing
                                     }
                                 }
                                 if round % 64 == 0 {
-                                    let task = Task { TempoRegistry.current === registry }
+                                    let task = Task {
+                                        await gate.value
+                                        return TempoRegistry.current === registry
+                                    }
                                     outliving.withLock { $0.append(task) }
                                 }
                             }
@@ -198,6 +201,7 @@ import Testing
         }
         for thread in threads { thread.start() }
         #expect(await eventually(within: .seconds(5)) { done.load(ordering: .relaxed) == 5 })
+        open.finish()
         for task in outliving.withLock({ $0 }) { #expect(await task.value) }
         #expect(wrong.load(ordering: .relaxed) == 0)
         #expect(calls.load(ordering: .relaxed) > 0)
