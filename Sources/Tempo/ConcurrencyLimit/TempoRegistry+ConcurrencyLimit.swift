@@ -129,7 +129,9 @@ extension TempoRegistry {
             let timer = tables.concurrencyLimits.values[index].takeTimer()
             if !tables.concurrencyLimits.values[index].isKeptInPlace {
                 tables.concurrencyLimits.values[index].state.isKept = true
-                if let previous = tables.keptIdleLimit,
+                // (`previous != key` keeps a stale name, were there ever one, from removing
+                // the entry being kept.)
+                if let previous = tables.keptIdleLimit, previous != key,
                     let kept = tables.concurrencyLimits.index(forKey: previous)
                 {
                     if tables.concurrencyLimits.values[kept].isIdleInPlace {

@@ -90,6 +90,18 @@ import Testing
         }
     }
 
+    @Test func aStaleKeptNameNeverRemovesTheEntryBeingKept() async throws {
+        try await onOneShard { registry in
+            // No path leaves the shard naming a key whose entry is gone; were there one, the
+            // key's next idle entry must still be kept, not removed as "the previous one".
+            registry.shards[0].tables.withLock { $0.keptIdleLimit = .name("a") }
+            try await concurrencyLimit(1, identifier: "a") {}
+            #expect(registry.limitTablesCheck == (1, 1, nil))
+            try await concurrencyLimit(1, identifier: "b") {}
+            #expect(registry.limitTablesCheck == (1, 1, nil))
+        }
+    }
+
     @Test func aKeptEntryLosesItsQueueTimer() async throws {
         let clock = ManualClock()
         try await onOneShard(clock) { registry in
