@@ -80,10 +80,10 @@ public nonisolated(nonsending) func circuitBreaker<Value>(
     do {
         value = try await operation()
     } catch {
-        call.ended(throwing: error)
+        call.ended(throwing: error, policy: policy)
         throw error
     }
-    call.succeeded()
+    call.succeeded(policy: policy)
     return value
 }
 
@@ -91,9 +91,11 @@ public nonisolated(nonsending) func circuitBreaker<Value>(
 /// admitted, until its outcome is recorded.
 @usableFromInline
 struct CircuitBreakerCall: ~Copyable, Sendable {
-    let registry: TempoRegistry
+    // Neither the registry nor the policy is kept: the outcome is recorded in the caller's
+    // task, where ``TempoRegistry/current`` is still the registry the call entered (a scope
+    // the operation opened has ended), and the front door hands the policy back. Keeping them
+    // retained the registry and copied the policy, closures included, on every call.
     let key: GroupKey
-    let policy: CircuitBreakerPolicy
     let admitted: (epoch: UInt64, generation: UInt64)
 
     /// Checks the policy and the task's cancellation, then asks the breaker: throws when the
@@ -106,13 +108,12 @@ struct CircuitBreakerCall: ~Copyable, Sendable {
         if let problem = policy.problem { throw CircuitBreakerError.invalidPolicy(problem) }
         try Task.checkCancellation()
         let key = GroupKey(identifier, fileID, line, column)
-        let registry = TempoRegistry.current
-        let entered = registry.enterCircuitBreaker(key, policy: policy)
+        let entered = TempoRegistry.withCurrentRegistry {
+            $0.enterCircuitBreaker(key, policy: policy)
+        }
         switch entered.admission {
         case .run(let epoch):
-            self.registry = registry
             self.key = key
-            self.policy = policy
             admitted = (epoch, entered.generation)
         case .rejected(let after):
             throw CircuitBreakerError.open(retryAfter: after)
@@ -121,18 +122,22 @@ struct CircuitBreakerCall: ~Copyable, Sendable {
 
     /// The operation returned: a success.
     @usableFromInline
-    func succeeded() {
-        registry.recordCircuitBreaker(key, .success, admitted: admitted, policy: policy)
+    func succeeded(policy: CircuitBreakerPolicy) {
+        TempoRegistry.withCurrentRegistry {
+            $0.recordCircuitBreaker(key, .success, admitted: admitted, policy: policy)
+        }
     }
 
     /// The operation threw `error`: a failure, unless the policy says otherwise or the task
     /// was cancelled.
     @usableFromInline
-    func ended(throwing error: any Error) {
+    func ended(throwing error: any Error, policy: CircuitBreakerPolicy) {
         let outcome: CircuitBreakerEntry.Outcome =
             error is CancellationError || Task.isCancelled
             ? .cancelled : policy.isFailure(error) ? .failure : .success
-        registry.recordCircuitBreaker(key, outcome, admitted: admitted, policy: policy)
+        TempoRegistry.withCurrentRegistry {
+            $0.recordCircuitBreaker(key, outcome, admitted: admitted, policy: policy)
+        }
     }
 }
 
