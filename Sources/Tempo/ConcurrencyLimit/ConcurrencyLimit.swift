@@ -209,7 +209,7 @@ struct ConcurrencyLimitCall: ~Copyable, Sendable {
     }
 
     /// Gives the slot of a call admitted at once back: to the head of the queue, or the key,
-    /// left idle, leaves its table.
+    /// left idle, becomes its shard's kept idle entry.
     @usableFromInline
     func release() {
         TempoRegistry.withCurrentRegistry { $0.releaseConcurrencyLimit(key) }

@@ -113,7 +113,7 @@ extension TempoRegistry {
     }
 
     /// A call that held a slot ended: the slot goes to the head of the queue, or the key, left
-    /// idle, leaves its table.
+    /// idle, becomes its shard's kept idle entry (see `Tables.keptIdleLimit`).
     func releaseConcurrencyLimit(_ key: GroupKey) {
         // `nil`, the usual case: the key goes on with others running and nobody to admit, or
         // it went idle and its entry is kept.
@@ -149,6 +149,7 @@ extension TempoRegistry {
         for waiter in admitted { decide(waiter, .admitted) }
     }
 
+    /// The task of the waiter `id` was cancelled: it leaves the queue, unless it was decided.
     func withdrawConcurrencyLimit(_ key: GroupKey, id: UInt64) {
         let (removed, admitted) = shard(key).tables.withLock { tables in
             LimitEntry.access(&tables) { table, _ -> (LimitWaiter?, [LimitWaiter]) in
