@@ -115,7 +115,6 @@ public final class TempoRegistry: Sendable {
     /// that increment or a later value, which the live binding keeps above zero.
     final class Binding: Sendable {
         let registry: TempoRegistry
-        private let counted: Bool
         /// Keeps two bindings off one cache line: a task inside a scope retains and releases its
         /// binding on every call, and two threads doing that to neighbouring objects would slow
         /// each other down as if they shared one.
@@ -126,11 +125,10 @@ public final class TempoRegistry: Sendable {
 
         init(_ registry: TempoRegistry) {
             self.registry = registry
-            counted = !registry.isShared
-            if counted { Self.live.add(1, ordering: .relaxed) }
+            if !registry.isShared { Self.live.add(1, ordering: .relaxed) }
         }
 
-        deinit { if counted { Self.live.subtract(1, ordering: .relaxed) } }
+        deinit { if !registry.isShared { Self.live.subtract(1, ordering: .relaxed) } }
     }
 
     /// The registry the free functions use here: the one made current by the innermost
@@ -142,8 +140,7 @@ public final class TempoRegistry: Sendable {
     /// let liveHere = TempoRegistry.current.liveKeyCount
     /// ```
     public static var current: TempoRegistry {
-        guard Binding.anyLive else { return shared }
-        return scoped?.registry ?? shared
+        withCurrentRegistry { $0 }
     }
 
     /// Runs `body` with ``current``: what the free functions' hot paths use. Handing ``shared``
