@@ -63,11 +63,14 @@ private final class FlakyPoll: Sendable {
         }
     }
 
-    @Test func theDefaultStillStopsAtTheFirstError() async {
+    /// On every actor: an `.ownedActor` iteration reports its error outside the actor's turn, a
+    /// path of its own, and must end the loop there too.
+    @Test(arguments: [ActorType.taskContext, .ownedActor, .mainActor])
+    func theDefaultStillStopsAtTheFirstError(on actorType: ActorType) async {
         await onManualClock { clock, registry in
             let flaky = FlakyPoll(failingOn: [2, 4], registry: registry)
             let loop = `repeat`(
-                every: .seconds(1), times: 6, by: .taskContext, onError: { flaky.report($0) }
+                every: .seconds(1), times: 6, by: actorType, onError: { flaky.report($0) }
             ) { try flaky.poll() }
             await clock.advance(by: .seconds(6))
             await loop.value
