@@ -107,4 +107,67 @@ import Testing
             #expect(registry.snapshot().isEmpty)
         }
     }
+
+    /// A retry-after is what the time budget is checked against: one that would end past the
+    /// budget's end is not slept, even though the backoff's own wait would fit.
+    @Test func aRetryAfterPastTheBudgetsEndIsNotSlept() async {
+        struct SlowDown: RetryAfterProviding, Equatable {
+            var retryAfter: Duration? { .seconds(10) }
+        }
+        await onManualClock { clock, registry in
+            let attempts = Log<Duration>()
+            let gaveUp = await finishes {
+                await #expect(throws: SlowDown()) {
+                    try await retry(
+                        3, backoff: .constant(.seconds(1)),
+                        timeBudget: .seconds(5)
+                    ) {
+                        attempts.append(registry.now)
+                        throw SlowDown()
+                    }
+                }
+            }
+            #expect(gaveUp, "the call gave up at once, without sleeping 10 s")
+            #expect(attempts.all == [.zero])
+            #expect(registry.now == .zero)
+        }
+    }
+
+    /// A clock that wakes late: the wait ends past the budget's end, and no attempt starts
+    /// there.
+    @Test func aWaitThatWakesPastTheBudgetsEndStartsNoAttempt() async {
+        let clock = LateClock(lateBy: .seconds(2))
+        let attempts = Log<Duration>()
+        await #expect(throws: Boom.self) {
+            try await retry(5, every: .seconds(1), timeBudget: .seconds(2), clock: clock) {
+                attempts.append(clock.now.offset)
+                throw Boom()
+            }
+        }
+        // Asked to wake at 1 s, the clock woke at 3 s: past the budget's end (2 s).
+        #expect(attempts.all == [.zero])
+        #expect(clock.now.offset == .seconds(3))
+    }
+}
+
+/// A clock whose sleeps all end `lateBy` after their deadline: its time jumps there, at once.
+private final class LateClock: Clock, Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+    }
+
+    private let time = Mutex<Duration>(.zero)
+    private let lateness: Duration
+
+    init(lateBy lateness: Duration) { self.lateness = lateness }
+
+    var now: Instant { Instant(offset: time.withLock { $0 }) }
+    var minimumResolution: Duration { .nanoseconds(1) }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        time.withLock { $0 = max($0, deadline.offset + lateness) }
+    }
 }
