@@ -153,6 +153,34 @@ actor HeldCaller {
             return label
         }
     }
+
+    /// Starts `call` in a task on this actor and returns the task once the call has reached its
+    /// first suspension (an awaited call has then been applied). Call it while the executor is
+    /// not held.
+    nonisolated func start<T: Sendable>(
+        _ call: nonisolated(nonsending) @escaping @Sendable () async throws -> T
+    ) async -> Task<T, any Error> {
+        var task: Task<T, any Error>?
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            task = Task { try await self.run(call, signalling: continuation) }
+        }
+        // Enqueued after the job that runs the call, which has begun: this returns once that
+        // job has given up the actor.
+        await barrier()
+        return task!
+    }
+
+    private func run<T: Sendable>(
+        _ call: nonisolated(nonsending) @Sendable () async throws -> T,
+        signalling continuation: CheckedContinuation<Void, Never>
+    ) async throws -> T {
+        continuation.resume()
+        return try await call()
+    }
+
+    /// Returns once every job enqueued on the actor before it has run (its executor runs jobs
+    /// in the order they come).
+    func barrier() {}
 }
 
 @Suite(.timeLimit(.minutes(2))) struct LatestWinsReleaseOrderTests {
