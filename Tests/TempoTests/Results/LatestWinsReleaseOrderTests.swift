@@ -120,12 +120,17 @@ enum AwaitedForm: CaseIterable, Sendable {
 
         /// Whether the group has a call waiting for its time.
         func hasWaitingCall(_ registry: TempoRegistry) -> Bool {
-            registry.snapshot().entries.contains { entry in
-                switch entry.state {
-                case .debounce(let runsAt, _): runsAt != nil
-                case .throttle(_, let trailingPending): trailingPending
-                default: false
-                }
+            AwaitedForm.hasWaitingCall(registry)
+        }
+    }
+
+    /// Whether a debounce or throttle group of `registry` has a call waiting for its time.
+    static func hasWaitingCall(_ registry: TempoRegistry) -> Bool {
+        registry.snapshot().entries.contains { entry in
+            switch entry.state {
+            case .debounce(let runsAt, _): runsAt != nil
+            case .throttle(_, let trailingPending): trailingPending
+            default: false
             }
         }
     }
