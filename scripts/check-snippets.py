@@ -86,6 +86,11 @@ STUB_DECL = re.compile(
     r"^(?:@\w+\s+)*public\s+(?:final\s+)?(let|var|func|struct|class|enum|protocol|actor|typealias)"
     r"\s+(\w+)", re.M)
 ELISION = re.compile(r"^(\.\.\.|…|// *(\.\.\.|…))$")
+# A type an example declares: `struct X`, `@MainActor final class X`, `actor X`, ...
+TYPE_DECL = re.compile(
+    r"^(\s*)(?:@\w+(?:\([^)]*\))?\s+)*"
+    r"(?:(?:public|open|package|internal|fileprivate|private|final|nonisolated)\s+)*"
+    r"(?:class|struct|enum|actor|protocol)\s+(\w+)")
 
 
 @dataclass
@@ -292,7 +297,44 @@ def classify(block: Block) -> str:
         return "manifest"
     if any(TOP_LEVEL_LINE.match(line) for line in block.lines):
         return "top-level"
+    # A Markdown example made of type declarations (a view model, a client) declares them for
+    # the document: its other examples use those types, never a stub of the same name. One
+    # that also has statements at column 0 (`let model = Model()`) stays a function body.
+    outer = [line for line in code if not line[:1].isspace() and not IMPORT_LINE.match(line)
+             and not re.match(r"^[})\]]", line) and not re.match(r"^@\w+(\([^)]*\))?$", line)]
+    if block.kind == "markdown" and any(TYPE_DECL.match(line) for line in outer) and all(
+            TYPE_DECL.match(line) or re.match(r"^(func|extension)\s", line) for line in outer):
+        return "top-level"
     return "function"
+
+
+def declared_types(block: Block) -> list[str]:
+    """The types a block declares, at any depth."""
+    names = []
+    for line in block.lines:
+        match = TYPE_DECL.match(line)
+        if match and match.group(2) not in names:
+            names.append(match.group(2))
+    return names
+
+
+def own_types_stubbed(group: list[Block]) -> Problems:
+    """A document's examples use the document's own types: a stub of a type that the document
+    declares would let an example compile against a model the reader never sees (a README test
+    calling `model.textChanged` on a `SearchModel` whose README version has no such method)."""
+    declared: dict[str, Block] = {}
+    for block in group:
+        for name in declared_types(block):
+            declared.setdefault(name, block)
+    problems: Problems = []
+    for block in group:
+        for name in block.context:
+            if name in declared:
+                problems.append((block, [
+                    f"{block.where}: error: `{name}` is declared in this document, at "
+                    f"{declared[name].where}: use that declaration, not the stub (drop `{name}` "
+                    "from snippet-context)"]))
+    return problems
 
 
 # MARK: Excerpts
@@ -448,6 +490,7 @@ def generate(blocks: list[Block], scratch: Path) -> tuple[list[Generated], list[
     doc_comment_module = "DocComments"
     for source, group in by_source.items():
         if group[0].kind == "markdown":
+            problems += own_types_stubbed(group)
             # A document with file-scope declarations is a module of its own, so that they
             # cannot clash with another document's; the others share one module (each module
             # costs a few seconds of compiler start-up).

@@ -19,8 +19,12 @@
 /// - With `latestWins`, a newer run of the group starts while this one runs:
 ///   ``DiscardedCall/overtaken``, thrown at once, and this run's task is cancelled. Its value
 ///   or error, whenever it comes, is discarded, so no run's outcome is handed over after a
-///   newer run of the group started. Without `latestWins` (the default) a running operation
-///   is never cancelled, and a slow older run can finish after a newer one.
+///   newer run of the group started. A run starts when the engine releases it (its time comes,
+///   a flush runs it, or it runs at once), so runs overtake in release order: a call released
+///   while its caller's actor is busy, and overtaken before that caller wakes, throws
+///   ``DiscardedCall/overtaken`` without running its operation. Without `latestWins` (the
+///   default) a running operation is never cancelled, and a slow older run can finish after a
+///   newer one.
 ///
 /// A caller never gets another call's outcome. Latest wins applies among the awaited,
 /// latest-wins calls of a group: a run started by another form of `debounce` is neither
@@ -56,8 +60,8 @@
 ///     (`.leading`).
 ///   - maxWait: The longest a burst waits for a run: counted from its first call, then from
 ///     its latest run. `nil` (the default), zero or negative: no maximum.
-///   - latestWins: Whether starting this call's run cancels the group's latest-wins run still
-///     in flight. Defaults to `false`.
+///   - latestWins: Whether this call's run, when the engine releases it, cancels the group's
+///     latest-wins run still in flight. Defaults to `false`.
 ///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
 ///     that groups calls when `identifier` is `nil`.
 ///   - line: The caller's line, filled in for you.
@@ -98,9 +102,10 @@ extension Debouncer {
     /// the call that runs gets the operation's value or error, a replaced or dropped call gets
     /// ``DiscardedCall/notRun`` at once (so does a waiting call when the debouncer is
     /// cancelled), a caller cancelled before its call runs withdraws it and gets
-    /// `CancellationError`, and with `latestWins` a run still in flight when a newer one starts
-    /// gets ``DiscardedCall/overtaken`` at once, its task cancelled. Without `latestWins` a
-    /// running operation is never cancelled.
+    /// `CancellationError`, and with `latestWins` a run still in flight when a newer one is
+    /// released gets ``DiscardedCall/overtaken`` at once, its task cancelled (one not started
+    /// yet, its caller's actor busy, never starts). Without `latestWins` a running operation is
+    /// never cancelled.
     ///
     /// ```swift
     /// @MainActor final class SearchModel {
@@ -117,8 +122,8 @@ extension Debouncer {
     /// ```
     ///
     /// - Parameters:
-    ///   - latestWins: Whether starting this call's run cancels the debouncer's latest-wins run
-    ///     still in flight. Defaults to `false`.
+    ///   - latestWins: Whether this call's run, when the engine releases it, cancels the
+    ///     debouncer's latest-wins run still in flight. Defaults to `false`.
     ///   - operation: The work to run; its value is this call's value.
     /// - Returns: The operation's value, when this call is the one that runs.
     /// - Throws: The operation's error; ``DiscardedCall`` when the call never ran or was

@@ -1,10 +1,12 @@
 // The awaited forms of `debounce` and `throttle`: the caller registers a ticket, as the
 // `Task`-returning forms do, and then waits in its own task, with no task made for it. A call
 // that never runs is settled when its ticket is closed; a call that runs gets one task, which
-// runs the operation on its actor and hands the outcome back through a `RunOutcome`.
+// runs the operation on its actor and hands the outcome back through a `RunOutcome`. A
+// latest-wins call's run starts when the engine grants its ticket (`LatestClaim`), so runs
+// overtake in the order they are released, whenever their callers wake.
 
 /// The outcome of one run, handed to its awaiting caller once: the operation's value or error,
-/// ``DiscardedCall/overtaken`` when a newer latest-wins run starts first, or
+/// ``DiscardedCall/overtaken`` when a newer latest-wins run is released first, or
 /// `CancellationError` when the caller's cancellation stopped the run before it started.
 final class RunOutcome<T: Sendable>: LatestRun {
     private enum State {
@@ -115,11 +117,25 @@ final class RunHandle: Sendable {
 
 /// A run in a latest-wins group, as ``LatestRuns`` sees it.
 protocol LatestRun: AnyObject, Sendable {
-    /// A newer run of the group started: tells this run's caller at once. Returns `false` when
-    /// the run's outcome was already settled.
+    /// A newer run of the group was released: tells this run's caller at once. Returns `false`
+    /// when the run's outcome was already settled.
     func settleOvertaken() -> Bool
     /// Cancels the task running the operation.
     func cancelRun()
+}
+
+/// An awaited latest-wins call's run and its group, made before the call is registered and
+/// carried by its ticket, so that the engine's grant writes the run as its group's run in
+/// flight (``LatestRuns/begin(_:)``).
+final class LatestClaim: Sendable {
+    let group: LatestRuns.Key
+    let run: any LatestRun
+
+    init(_ site: AwaitedCallSite, _ run: any LatestRun) {
+        group = LatestRuns.Key(
+            registry: ObjectIdentifier(site.registry), kind: site.kind, key: site.key)
+        self.run = run
+    }
 }
 
 /// Where a helper's awaited call goes: the registry that times it, which table its group is in,
@@ -138,6 +154,9 @@ struct AwaitedCallSite: Sendable {
 /// An awaited call: registers a ticket through `register` before its first suspension (so the
 /// call is applied in call order, stamped at the call), waits for the engine's verdict and, if
 /// granted, runs `operation` on `actorType` in one task and returns its outcome.
+///
+/// A latest-wins call makes its outcome and claim before it registers: its run starts, and
+/// overtakes the one before it, when the engine grants the ticket.
 nonisolated(nonsending) func awaitTicketedCall<T: Sendable>(
     _ site: AwaitedCallSite,
     by actorType: ActorType,
@@ -145,13 +164,22 @@ nonisolated(nonsending) func awaitTicketedCall<T: Sendable>(
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> T,
     register: (Operation) -> Void
 ) async throws -> T {
-    let ticket = Ticket()
     let handle = RunHandle()
+    guard latestWins else {
+        let ticket = Ticket()
+        register(.ticket(ticket))
+        let token = try await waitForGrant(ticket, handle)
+        return try await runGranted(
+            ticket, RunOutcome<T>(handle), nil, token: token, site: site, by: actorType,
+            operation: operation)
+    }
+    let outcome = RunOutcome<T>(handle)
+    let claim = LatestClaim(site, outcome)
+    let ticket = Ticket(latest: claim)
     register(.ticket(ticket))
     let token = try await waitForGrant(ticket, handle)
     return try await runGranted(
-        ticket, handle, token: token, site: site, by: actorType, latestWins: latestWins,
-        operation: operation)
+        ticket, outcome, claim, token: token, site: site, by: actorType, operation: operation)
 }
 
 /// Waits for the engine's verdict on `ticket`; returns the granted call's work token, or throws
@@ -174,23 +202,26 @@ nonisolated(nonsending) private func waitForGrant(_ ticket: Ticket, _ handle: Ru
     }
 }
 
-/// Runs a granted call in one task, on its actor, and waits for its outcome.
+/// Runs a granted call in one task, on its actor, and waits for its outcome. `latest` is the
+/// claim of a latest-wins call, whose run started at the grant.
 nonisolated(nonsending) private func runGranted<T: Sendable>(
-    _ ticket: Ticket, _ handle: RunHandle, token: SettleToken?, site: AwaitedCallSite,
-    by actorType: ActorType, latestWins: Bool,
+    _ ticket: Ticket, _ outcome: RunOutcome<T>, _ latest: LatestClaim?, token: SettleToken?,
+    site: AwaitedCallSite, by actorType: ActorType,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    let outcome = RunOutcome<T>(handle)
+    if latest != nil, outcome.isSettled {
+        // Overtaken before its caller woke (a newer run was released while the caller's actor
+        // was busy): it never runs, and gets no task. The claim stops it for good.
+        if let claimed = ticket.start() { claimed?.finish() }
+        return try await outcome.value()
+    }
+    let handle = outcome.handle
     let clock = site.registry.clock
     return try await withTaskCancellationHandler {
         handle.setTask(
             Task {
                 // Bound out here: a closure handed to `withValue` inside `run` would leave the
                 // actor.
-                // A latest-wins run overtakes the one in flight as soon as it is released, before
-                // it waits for its actor: on `.ownedActor` the older run holds the actor's turn
-                // until it returns, so overtaking at the claim would wait for it to finish.
-                let latest = latestWins ? LatestRuns.begin(site, outcome) : nil
                 await SettleToken.$current.withValue(token) {
                     await actorType.run {
                         // The claim is made on the actor: a cancel that returned first wins.
@@ -200,6 +231,8 @@ nonisolated(nonsending) private func runGranted<T: Sendable>(
                         }
                         // Overtaken before it started (a newer run was released while this one
                         // waited for its actor): its outcome is discarded, so it does not run.
+                        // On `.ownedActor` an older run holds the actor's turn until it returns,
+                        // which is why a run overtakes at its release, not here.
                         if outcome.isSettled { return }
                         let result: Result<T, any Error>
                         do {
@@ -210,7 +243,7 @@ nonisolated(nonsending) private func runGranted<T: Sendable>(
                         outcome.settle(result, token: clock.settleToken())
                     }
                 }
-                if let latest { LatestRuns.end(latest, outcome) }
+                if let latest { LatestRuns.end(latest) }
                 // After `run` has given up the actor's turn.
                 token?.finish()
             })
@@ -222,9 +255,9 @@ nonisolated(nonsending) private func runGranted<T: Sendable>(
     }
 }
 
-/// The run in flight of each latest-wins group, in every registry: starting a run overtakes
-/// the one before it, under one lock, so that no run's outcome is handed over once a newer run
-/// of its group has started.
+/// The run in flight of each latest-wins group, in every registry: releasing a run (the grant of
+/// its ticket) overtakes the one before it, under one lock, so that no run's outcome is handed
+/// over once a newer run of its group has been released.
 enum LatestRuns {
     struct Key: Hashable, Sendable {
         let registry: ObjectIdentifier
@@ -234,28 +267,34 @@ enum LatestRuns {
 
     private static let runs = Lock<[Key: any LatestRun]>([:])
 
-    /// Makes `run` its group's run in flight and overtakes the previous one. Returns the key to
-    /// pass to ``end(_:_:)``.
-    static func begin(_ site: AwaitedCallSite, _ run: any LatestRun) -> Key {
-        let key = Key(registry: ObjectIdentifier(site.registry), kind: site.kind, key: site.key)
+    /// Makes `claim`'s run its group's run in flight and overtakes the previous one, which it
+    /// returns for the caller to cancel (outside its locks: cancelling runs the task's
+    /// cancellation handlers). Called by the grant of the claim's ticket.
+    static func begin(_ claim: LatestClaim) -> (any LatestRun)? {
         // Settled under the lock: a run hands its outcome over either before this point (and
         // the newer run starts after it) or not at all.
-        let overtaken = runs.withLock { runs -> (any LatestRun)? in
-            guard let previous = runs.updateValue(run, forKey: key) else { return nil }
+        runs.withLock { runs -> (any LatestRun)? in
+            guard let previous = runs.updateValue(claim.run, forKey: claim.group) else {
+                return nil
+            }
             return previous.settleOvertaken() ? previous : nil
         }
-        // Outside the lock: cancelling runs the task's cancellation handlers.
-        overtaken?.cancelRun()
-        return key
     }
 
-    /// The run has ended: it leaves the table unless a newer run has taken its place.
-    static func end(_ key: Key, _ run: any LatestRun) {
+    /// The run has ended (or its caller withdrew it after its release): it leaves the table
+    /// unless a newer run has taken its place.
+    static func end(_ claim: LatestClaim) {
         runs.withLock { runs in
-            if runs[key] === run { runs[key] = nil }
+            if runs[claim.group] === claim.run { runs[claim.group] = nil }
         }
     }
 
     /// How many groups have a latest-wins run in flight (for tests).
     static var count: Int { runs.withLock { $0.count } }
+
+    /// How many groups of `registry` have a latest-wins run in flight (for tests).
+    static func count(_ registry: TempoRegistry) -> Int {
+        let id = ObjectIdentifier(registry)
+        return runs.withLock { runs in runs.keys.count { $0.registry == id } }
+    }
 }

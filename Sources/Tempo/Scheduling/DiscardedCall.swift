@@ -38,8 +38,10 @@ public enum DiscardedCall: Error, Sendable, Hashable, CustomStringConvertible {
     /// let hits = try? await searcher.result { try await api.search(query) }
     /// ```
     case notRun
-    /// The call ran with latest wins, and a newer run of its group started before it finished:
-    /// its task was cancelled and whatever it returns or throws is discarded.
+    /// The call ran with latest wins, and a newer run of its group started (was released by the
+    /// engine) before it finished: its task was cancelled and whatever it returns or throws is
+    /// discarded. Also when the newer run was released while this caller's actor was busy and
+    /// before this call's operation started: the operation then never starts.
     ///
     /// ```swift
     /// do {

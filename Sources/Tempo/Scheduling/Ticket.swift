@@ -6,6 +6,10 @@ import Synchronization
 /// the operation's actor, asks to ``start()``. Cancelling the task closes the ticket unless the
 /// operation already started, so once `cancel()` returns the operation can no longer start,
 /// even if the engine had granted it and it was waiting for its actor.
+///
+/// The ticket of an awaited latest-wins call carries its ``LatestClaim``: the grant itself
+/// makes the run its group's run in flight, in the order the engine grants, whatever the
+/// caller's actor is doing.
 final class Ticket: Sendable {
     private enum State {
         case undecided
@@ -19,48 +23,66 @@ final class Ticket: Sendable {
     /// Removes the ticket's call from the engine; set once when the call is registered. It is
     /// handed the ticket rather than capturing it, so no reference cycle keeps a ticket alive.
     private let withdrawal = Lock<(@Sendable (Ticket) -> Void)?>(nil)
+    /// The latest-wins run this ticket releases, if it is an awaited latest-wins call.
+    private let latest: LatestClaim?
+
+    init() {
+        latest = nil
+    }
+
+    init(latest: LatestClaim) {
+        self.latest = latest
+    }
 
     func setWithdrawal(_ withdraw: @escaping @Sendable (Ticket) -> Void) {
         withdrawal.withLock { $0 = withdraw }
     }
 
-    /// The engine says: run now.
+    /// The engine says: run now. For a latest-wins call this is the run's start: it overtakes
+    /// its group's run in flight here, before the caller's task is resumed.
     func grant(_ token: SettleToken?) {
+        var overtaken: (any LatestRun)?
         let (waiter, unused) = state.withLock {
             state -> (CheckedContinuation<Void, Never>?, SettleToken?) in
+            let waiter: CheckedContinuation<Void, Never>?
             switch state {
-            case .undecided:
-                state = .granted(token)
-                return (nil, nil)
-            case .waiting(let continuation):
-                state = .granted(token)
-                return (continuation, nil)
-            case .granted, .started, .closed:
-                return (nil, token)
+            case .undecided: waiter = nil
+            case .waiting(let continuation): waiter = continuation
+            case .granted, .started, .closed: return (nil, token)
             }
+            state = .granted(token)
+            // Under this lock: the caller cannot see the grant, run and end its run before
+            // the run is written as its group's run in flight.
+            if let latest { overtaken = LatestRuns.begin(latest) }
+            return (waiter, nil)
         }
         unused?.finish()
+        // Outside the lock: cancelling runs the task's cancellation handlers.
+        overtaken?.cancelRun()
         waiter?.resume()
     }
 
-    /// The engine says: this call will never run (it was replaced, dropped or cancelled).
+    /// The engine says: this call will never run (it was replaced, dropped or cancelled). A
+    /// granted call is closed only by its task's cancellation; a latest-wins run then leaves
+    /// its group's table (the run it overtook stays overtaken).
     func close() {
-        let (waiter, token) = state.withLock {
-            state -> (CheckedContinuation<Void, Never>?, SettleToken?) in
+        let (waiter, token, wasGranted) = state.withLock {
+            state -> (CheckedContinuation<Void, Never>?, SettleToken?, Bool) in
             switch state {
             case .undecided:
                 state = .closed
-                return (nil, nil)
+                return (nil, nil, false)
             case .waiting(let continuation):
                 state = .closed
-                return (continuation, nil)
+                return (continuation, nil, false)
             case .granted(let token):
                 state = .closed
-                return (nil, token)
+                return (nil, token, true)
             case .started, .closed:
-                return (nil, nil)
+                return (nil, nil, false)
             }
         }
+        if wasGranted, let latest { LatestRuns.end(latest) }
         token?.finish()
         waiter?.resume()
     }

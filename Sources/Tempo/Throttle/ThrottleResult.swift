@@ -18,8 +18,12 @@
 ///   cancelled and its outcome is returned or thrown.
 /// - With `latestWins`, a newer run of the group starts while this one runs:
 ///   ``DiscardedCall/overtaken``, thrown at once, and this run's task is cancelled; its value or
-///   error is discarded. Without `latestWins` (the default) a running operation is never
-///   cancelled, and a slow run can finish after a newer one.
+///   error is discarded. A run starts when the engine releases it (its window opens, its
+///   window ends, a flush runs it, or it runs at once), so runs overtake in release order: a
+///   call released while its caller's actor is busy, and overtaken before that caller wakes,
+///   throws ``DiscardedCall/overtaken`` without running its operation. Without `latestWins`
+///   (the default) a running operation is never cancelled, and a slow run can finish after a
+///   newer one.
 ///
 /// A caller never gets another call's outcome. Latest wins applies among the awaited,
 /// latest-wins calls of a group; cancellation is cooperative (see
@@ -39,8 +43,8 @@
 ///   - actorType: Where the operation runs. Defaults to the main actor.
 ///   - option: Leading only (`.default`), leading and trailing (`.ensureLast`) or trailing
 ///     only (`.trailing`).
-///   - latestWins: Whether starting this call's run cancels the group's latest-wins run still
-///     in flight. Defaults to `false`.
+///   - latestWins: Whether this call's run, when the engine releases it, cancels the group's
+///     latest-wins run still in flight. Defaults to `false`.
 ///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
 ///     that groups calls when `identifier` is `nil`.
 ///   - line: The caller's line, filled in for you.
@@ -80,8 +84,9 @@ extension Throttler {
     /// ``DiscardedCall/notRun`` at once (so does the kept trailing call when the throttler is
     /// cancelled), a caller cancelled before its call runs withdraws it and
     /// gets `CancellationError`, and with `latestWins` a run still in flight when a newer one
-    /// starts gets ``DiscardedCall/overtaken`` at once, its task cancelled. Without
-    /// `latestWins` a running operation is never cancelled.
+    /// is released gets ``DiscardedCall/overtaken`` at once, its task cancelled (one not
+    /// started yet, its caller's actor busy, never starts). Without `latestWins` a running
+    /// operation is never cancelled.
     ///
     /// ```swift
     /// let refresher = Throttler(.seconds(5), option: .ensureLast)
@@ -89,8 +94,8 @@ extension Throttler {
     /// ```
     ///
     /// - Parameters:
-    ///   - latestWins: Whether starting this call's run cancels the throttler's latest-wins run
-    ///     still in flight. Defaults to `false`.
+    ///   - latestWins: Whether this call's run, when the engine releases it, cancels the
+    ///     throttler's latest-wins run still in flight. Defaults to `false`.
     ///   - operation: The work to run; its value is this call's value.
     /// - Returns: The operation's value, when this call is one that runs.
     /// - Throws: The operation's error; ``DiscardedCall`` when the call never ran or was

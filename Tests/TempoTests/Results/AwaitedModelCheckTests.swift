@@ -13,7 +13,9 @@ import Testing
 // ticks on the clock, with and without latest wins. Checked: the runs are the reference
 // model's; every caller is settled; each caller gets what `expectedOutcomes` says (its own
 // value, never another call's); and with latest wins no run hands over its value once a newer
-// run of its group has started.
+// run of its group has started. A second test runs latest-wins schedules with about one call
+// in three made on an actor whose executor is held between advances, against a model that
+// orders runs by their release: a newer release overtakes, whenever the older caller wakes.
 //
 // Run one seed alone: `TEMPO_MODEL_SEED=1234 swift test --filter AwaitedModelCheck`.
 
@@ -44,10 +46,21 @@ private func runLength(_ op: Int, _ seed: UInt64) -> Int {
     return Int(random.next() % 5)
 }
 
+/// Whether op `op` of schedule `seed` is called from the held caller (about one call in three).
+private func isHeldCall(_ op: Int, _ seed: UInt64) -> Bool {
+    var random = SplitMix64(seed: seed &+ UInt64(op) &* 0x51ED)
+    return random.next() % 3 == 0
+}
+
+/// Runs `schedule` through the awaited forms. With `held`, the calls `isHeldCall` picks are
+/// made on that actor, and its executor is held through every stretch of actions between two
+/// advances (let go, and drained, for each call made on it): a caller whose call is released
+/// in such a stretch, by a flush or another call, wakes only after the releases that follow
+/// it in the stretch.
 @MainActor
-private func runAwaited(_ schedule: Schedule, scoped: Bool, latestWins: Bool) async -> (
-    runs: [[RunEvents]], outcomes: [[(op: Int, outcome: Outcome<Int>)]]
-) {
+private func runAwaited(
+    _ schedule: Schedule, scoped: Bool, latestWins: Bool, held: HeldCaller? = nil
+) async -> (runs: [[RunEvents]], outcomes: [[(op: Int, outcome: Outcome<Int>)]]) {
     let clock = ManualClock()
     let registry = TempoRegistry(clock: clock)
     return await registry.withCurrent {
@@ -65,6 +78,7 @@ private func runAwaited(_ schedule: Schedule, scoped: Bool, latestWins: Bool) as
             return Throttler(.milliseconds(spec.duration), by: .taskContext, option: option)
         }
         var callers: [[(op: Int, task: Task<Int, any Error>)]] = schedule.groups.map { _ in [] }
+        held?.executor.hold()
         for action in schedule.actions {
             switch action {
             case .call(let index, let op):
@@ -79,17 +93,17 @@ private func runAwaited(_ schedule: Schedule, scoped: Bool, latestWins: Bool) as
                     return op
                 }
                 let duration = Duration.milliseconds(spec.duration)
-                let task: Task<Int, any Error>
+                let call: nonisolated(nonsending) @Sendable () async throws -> Int
                 switch spec.mode {
                 case .debounce(let option, let maxWait):
                     if let debouncer = debouncers[index] {
-                        task = await started {
+                        call = {
                             try await debouncer.result(latestWins: latestWins) {
                                 try await operation()
                             }
                         }
                     } else {
-                        task = await started {
+                        call = {
                             try await debounceResult(
                                 duration, identifier: spec.name, by: .taskContext,
                                 option: option, maxWait: maxWait.map { .milliseconds($0) },
@@ -99,13 +113,13 @@ private func runAwaited(_ schedule: Schedule, scoped: Bool, latestWins: Bool) as
                     }
                 case .throttle(let option):
                     if let throttler = throttlers[index] {
-                        task = await started {
+                        call = {
                             try await throttler.result(latestWins: latestWins) {
                                 try await operation()
                             }
                         }
                     } else {
-                        task = await started {
+                        call = {
                             try await throttleResult(
                                 duration, identifier: spec.name, by: .taskContext,
                                 option: option, latestWins: latestWins
@@ -113,8 +127,24 @@ private func runAwaited(_ schedule: Schedule, scoped: Bool, latestWins: Bool) as
                         }
                     }
                 }
+                let task: Task<Int, any Error>
+                if let held, isHeldCall(op, schedule.seed) {
+                    // Callers released so far in this stretch wake now, before this call.
+                    held.executor.release()
+                    await held.barrier()
+                    task = await held.start(call)
+                    held.executor.hold()
+                } else {
+                    task = await started { try await call() }
+                }
                 callers[index].append((op, task))
-            case .advance(let ticks): await clock.advance(by: .milliseconds(ticks))
+            case .advance(let ticks):
+                if let held {
+                    held.executor.release()
+                    await held.barrier()
+                }
+                await clock.advance(by: .milliseconds(ticks))
+                held?.executor.hold()
             case .flush(let index):
                 if let debouncer = debouncers[index] {
                     debouncer.flush()
@@ -137,6 +167,10 @@ private func runAwaited(_ schedule: Schedule, scoped: Bool, latestWins: Bool) as
                 }
             case .cancelAll: registry.cancelAll()
             }
+        }
+        if let held {
+            held.executor.release()
+            await held.barrier()
         }
         // Every caller is settled: an unsettled one hangs here, and the time limit fails it.
         var outcomes: [[(op: Int, outcome: Outcome<Int>)]] = []
@@ -235,4 +269,110 @@ private func runAwaited(_ schedule: Schedule, scoped: Bool, latestWins: Bool) as
             #expect(configurations.count == 4 && configurations.values.allSatisfy { $0 >= 400 })
         }
     }
+
+    /// Latest wins on random schedules whose callers are held: about one call in three is
+    /// made on an actor whose executor is held between advances, so a caller released by a
+    /// flush or another call wakes only after the group's next releases in that stretch. The
+    /// reference model orders runs by release: a run released later overtakes one released
+    /// earlier (never the reverse); a run whose operation takes time on the clock is overtaken
+    /// by one released at its own instant; and a held caller's run is overtaken by one
+    /// released after it in the same stretch, even if its operation takes no time at all.
+    @Test func heldCallersAreOvertakenInReleaseOrder() async {
+        var failures = 0
+        for seed in ModelCheckTests.seeds(600, offset: 0x4E1D) {
+            let schedule = Schedule(seed: seed)
+            let scoped = seed % 2 == 1
+            let model = runModel(schedule)
+            let released = releaseActions(schedule, model)
+            let held = HeldCaller()
+            let engine = await runAwaited(schedule, scoped: scoped, latestWins: true, held: held)
+            held.executor.stop()
+            var problems: [String] = []
+            for index in schedule.groups.indices {
+                let expected = expectedInReleaseOrder(
+                    runs: model.runs[index], ops: engine.outcomes[index].map(\.op),
+                    length: { runLength($0, seed) },
+                    heldThrough: { older, newer in
+                        isHeldThrough(
+                            model.runs[index][older].op, released[index][older],
+                            released[index][newer], schedule)
+                    })
+                for (op, outcome) in engine.outcomes[index]
+                where !expected[op]!.admits(outcome, op: op) {
+                    problems.append("#\(index) op\(op): expected \(expected[op]!), got \(outcome)")
+                }
+            }
+            if !problems.isEmpty {
+                failures += 1
+                Issue.record(
+                    Comment(
+                        rawValue: "\(schedule), scoped \(scoped), held callers:\n"
+                            + problems.joined(separator: "\n")
+                            + "\nReplay: TEMPO_MODEL_SEED=\(seed) swift test --filter AwaitedModelCheck"
+                    ))
+                if failures >= 3 { break }
+            }
+        }
+    }
+}
+
+/// For each group, the action that released each of its model runs (in release order).
+private func releaseActions(_ schedule: Schedule, _ model: Trace) -> [[Int]] {
+    var released: [[Int]] = schedule.groups.map { _ in [] }
+    var prefix = schedule
+    for end in schedule.actions.indices {
+        prefix.actions = Array(schedule.actions[...end])
+        let runs = runModel(prefix).runs
+        for index in schedule.groups.indices {
+            while released[index].count < runs[index].count { released[index].append(end) }
+        }
+    }
+    return released
+}
+
+/// Whether the caller of `op`, released by action `olderAction`, is still held when action
+/// `newerAction` releases a newer run: both are in one stretch between advances with no held
+/// call in between (each lets the held caller go), and `olderAction` is neither an advance
+/// nor the held caller's own call (its caller was running then, not waiting).
+private func isHeldThrough(_ op: Int, _ olderAction: Int, _ newerAction: Int, _ schedule: Schedule)
+    -> Bool
+{
+    guard isHeldCall(op, schedule.seed) else { return false }
+    func letsGo(_ action: Int) -> Bool {
+        switch schedule.actions[action] {
+        case .advance: true
+        case .call(_, let op): isHeldCall(op, schedule.seed)
+        default: false
+        }
+    }
+    if letsGo(olderAction) { return false }
+    guard newerAction > olderAction else { return true }
+    return !(olderAction + 1...newerAction).contains(where: letsGo)
+}
+
+/// What each call must end with under latest wins, from the group's model `runs` in release
+/// order: a run is overtaken by a run released after it while its operation runs (its
+/// operation sleeps `length` ticks on the clock, so one released at its own instant
+/// overtakes it when `length` is not zero); at the instant its operation ends either may come
+/// first, unless its caller was held from its release through the newer one's (`heldThrough`,
+/// by release indices), when its operation had not even begun.
+private func expectedInReleaseOrder(
+    runs: [Trace.Run], ops: [Int], length: (Int) -> Int, heldThrough: (Int, Int) -> Bool
+) -> [Int: ExpectedOutcome] {
+    var expected: [Int: ExpectedOutcome] = [:]
+    for op in ops { expected[op] = .notRun }
+    for (older, run) in runs.enumerated() {
+        let end = run.time + length(run.op)
+        let newer = runs.indices.filter { $0 > older && runs[$0].time <= end }
+        if newer.contains(where: { runs[$0].time < end }) {
+            expected[run.op] = .overtaken
+        } else if newer.contains(where: { heldThrough(older, $0) }) {
+            expected[run.op] = .overtaken
+        } else if newer.isEmpty {
+            expected[run.op] = .value
+        } else {
+            expected[run.op] = .valueOrOvertaken
+        }
+    }
+    return expected
 }
