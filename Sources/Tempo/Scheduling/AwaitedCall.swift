@@ -17,9 +17,13 @@ final class RunOutcome<T: Sendable>: LatestRun {
     private let state = Lock<State>(.running)
     /// The task running the operation.
     let handle: RunHandle
+    /// The call's ticket, whose parked caller counts as running again once the outcome is
+    /// handed over.
+    private let ticket: Ticket
 
-    init(_ handle: RunHandle) {
+    init(_ handle: RunHandle, _ ticket: Ticket) {
         self.handle = handle
+        self.ticket = ticket
     }
 
     /// Settles the run with `result`, unless it is settled already. `token`, when given, is
@@ -41,6 +45,9 @@ final class RunOutcome<T: Sendable>: LatestRun {
             }
         }
         if !settled { token?.finish() }
+        // The caller, if it was an operation asleep on this wait, runs again before the work
+        // that settled the run ends.
+        if settled { ticket.releaseCaller() }
         waiter?.resume(returning: (result, token))
         return settled
     }
@@ -147,6 +154,9 @@ nonisolated(nonsending) func awaitTicketedCall<T: Sendable>(
 ) async throws -> T {
     let ticket = Ticket()
     let handle = RunHandle()
+    // Awaited inside an operation of the same manual clock, the call counts as that operation
+    // asleep on the clock until its outcome is handed over.
+    ticket.parkCaller(of: site.registry.clock.host)
     register(.ticket(ticket))
     let token = try await waitForGrant(ticket, handle)
     return try await runGranted(
@@ -180,7 +190,7 @@ nonisolated(nonsending) private func runGranted<T: Sendable>(
     by actorType: ActorType, latestWins: Bool,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    let outcome = RunOutcome<T>(handle)
+    let outcome = RunOutcome<T>(handle, ticket)
     let clock = site.registry.clock
     return try await withTaskCancellationHandler {
         handle.setTask(
