@@ -82,9 +82,12 @@ import Testing
         #expect(outcome.finished)
     }
 
-    @Test func theValueOfANestedDebounceTaskInsideAnOperation() async {
+    @Test func theValueOfANestedDebouncerTaskInsideAnOperation() async {
+        let inner = Flag()
         let outcome = await insideAnOperation { _ in
-            await debounce(.milliseconds(300), identifier: "inner", by: .taskContext) {}.value
+            let saver = Debouncer(.milliseconds(300), by: .taskContext)
+            await saver { inner.set() }.value
+            #expect(inner.isSet)
         }
         #expect(outcome.returned)
         #expect(outcome.finished)
@@ -290,71 +293,5 @@ import Testing
         }
         #expect(returned)
         #expect(seen.isSet)
-    }
-}
-
-/// A concurrency-limit queue timeout that comes due during an advance has been thrown, and
-/// caught, when the advance returns: by a caller on the actor the test advances from, and by a
-/// caller inside an operation the engine launched on the clock.
-@Suite struct ConcurrencyLimitQueueTimeoutSettleTests {
-    @Test @MainActor func theQueueTimeoutIsCaughtWhenTheAdvanceReturns() async {
-        var missed = 0
-        for _ in 0..<300 {
-            let clock = ManualClock()
-            let registry = TempoRegistry(clock: clock)
-            var caught: (any Error)?
-            await registry.withCurrent {
-                let holder = Task {
-                    try await concurrencyLimit(1, identifier: "c") {
-                        try await clock.sleep(for: .seconds(10))
-                    }
-                }
-                await clock.waitForSleepers(1)
-                let waiter = Task { @MainActor in
-                    do {
-                        try await concurrencyLimit(1, queueTimeout: .seconds(1), identifier: "c") {}
-                    } catch {
-                        caught = error
-                    }
-                }
-                _ = await awaitCounts(registry, "c", running: 1, queued: 1)
-                await clock.advance(by: .seconds(1))
-                if caught as? ConcurrencyLimitError != .queueTimedOut(.seconds(1)) { missed += 1 }
-                await waiter.value
-                holder.cancel()
-                _ = await holder.result
-            }
-        }
-        #expect(missed == 0)
-    }
-
-    @Test func theQueueTimeoutIsCaughtInsideALaunchedOperationWhenTheAdvanceReturns() async {
-        var missed = 0
-        for _ in 0..<300 {
-            let clock = ManualClock()
-            let registry = TempoRegistry(clock: clock)
-            let caught = Log<String>()
-            await registry.withCurrent {
-                let holder = Task {
-                    try await concurrencyLimit(1, identifier: "c") {
-                        try await clock.sleep(for: .seconds(10))
-                    }
-                }
-                await clock.waitForSleepers(1)
-                delay(.milliseconds(1), by: .taskContext) {
-                    do {
-                        try await concurrencyLimit(1, queueTimeout: .seconds(1), identifier: "c") {}
-                    } catch {
-                        caught.append("\(error)")
-                    }
-                }
-                await clock.advance(by: .milliseconds(1))
-                await clock.advance(by: .seconds(1))
-                if caught.count != 1 { missed += 1 }
-                holder.cancel()
-                _ = await holder.result
-            }
-        }
-        #expect(missed == 0)
     }
 }
