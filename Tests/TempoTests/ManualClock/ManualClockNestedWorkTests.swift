@@ -154,6 +154,34 @@ import Testing
         #expect(outcome.finished)
     }
 
+    /// The slot is held by a plain task, so nothing but the queued call keeps the operation
+    /// counted as asleep.
+    @Test func aCallQueuedInsideAnOperationBehindAPlainTaskRunsWithinTheAdvance() async {
+        let clock = ManualClock()
+        let registry = TempoRegistry(clock: clock)
+        let seen = Flag()
+        let returned = await finishes {
+            await registry.withCurrent {
+                let finished = Flag()
+                let holder = Task {
+                    try await concurrencyLimit(1, identifier: "k") {
+                        try await clock.sleep(for: .milliseconds(1_500))
+                    }
+                }
+                await clock.waitForSleepers(1)
+                delay(.seconds(1), by: .taskContext) {
+                    try await concurrencyLimit(1, identifier: "k") {}
+                    finished.set()
+                }
+                await clock.advance(by: .seconds(2))
+                if finished.isSet { seen.set() }
+                _ = await holder.result
+            }
+        }
+        #expect(returned)
+        #expect(seen.isSet)
+    }
+
     @Test func aRateLimitWaitInsideAnOperation() async {
         let outcome = await insideAnOperation { _ in
             let limit = RateLimit(1, per: .milliseconds(200))
