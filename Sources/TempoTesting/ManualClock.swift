@@ -8,7 +8,9 @@ import Tempo
 /// (`debounce`, `throttle`, `delay`, `execute`, `sleep`) then run on this clock.
 /// ``advance(by:)`` is deterministic for Tempo's scheduled work: when it returns, every timer
 /// that came due has fired, in deadline order, and every operation it started has finished (or
-/// is itself asleep on this clock).
+/// is itself asleep on this clock). Inside such an operation, Tempo work of this clock that it
+/// awaits (an awaited debounce or throttle call, a hedge, a nested `delay`'s `value`, a limiter's
+/// wait, a retry's wait) counts as the operation asleep until that work hands it its outcome.
 ///
 /// ```swift
 /// @Test func searchRunsOnceAfterTyping() async {
@@ -59,6 +61,9 @@ public final class ManualClock: Clock, Sendable {
         var entries: [UInt64: Entry] = [:]
         var lastID: UInt64 = 0
         var activeWork: Set<UInt64> = []
+        /// How many waits each parked piece of work is in (a sleep on this clock, or Tempo work
+        /// of this clock it waits for): it is active again only once none is left.
+        var parkCounts: [UInt64: Int] = [:]
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
         var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
@@ -183,6 +188,8 @@ public final class ManualClock: Clock, Sendable {
     ///
     /// As ``advance(to:)``: when it returns, every timer that came due has fired, at its own
     /// deadline, and the work those timers started has finished or is asleep on this clock.
+    /// What that covers, inside operations too, is listed in the TestingWithManualClock
+    /// article.
     ///
     /// ```swift
     /// await TempoRegistry(clock: clock).withCurrent {
@@ -198,7 +205,15 @@ public final class ManualClock: Clock, Sendable {
 
     /// Moves the clock to `deadline` (never backwards), firing everything that comes due on the
     /// way, in deadline order, at its own deadline. Returns once the timers have fired and the
-    /// work they started has finished or is asleep on this clock.
+    /// work they started has finished or is asleep on this clock, as has work already running
+    /// when it was called (a flushed call, a call run at once). Inside an operation a timer
+    /// started, Tempo work of this clock the operation awaits — an awaited debounce or throttle
+    /// call, a hedge, the `value` of a `delay`, `execute`, debounce, throttle or `repeat` task
+    /// it started, a rate-limit or concurrency-limit wait, a retry's wait — counts as the
+    /// operation asleep until it hands the operation its outcome (a task-returning call: from
+    /// the call until its task has run, awaited or not). Inside `timeout`, the operation counts
+    /// as asleep only when it itself sleeps on this clock; reaching the deadline waits until
+    /// the caller has `TimeoutError` in hand.
     ///
     /// ```swift
     /// await clock.advance(to: ManualClock.Instant(offset: .seconds(30)))
@@ -256,7 +271,10 @@ public final class ManualClock: Clock, Sendable {
     /// `limit` has passed, whichever comes first. A repeating timer would otherwise never let
     /// it stop.
     ///
-    /// The clock stops at the last deadline it fired, not at `limit`.
+    /// It settles as ``advance(to:)`` does: it first waits for work already running (a flushed
+    /// call, a call run at once), even when no timer is left, and returns once the work the
+    /// timers started has finished or is asleep on this clock. The clock stops at the last
+    /// deadline it fired, not at `limit`.
     ///
     /// ```swift
     /// await TempoRegistry(clock: clock).withCurrent {
@@ -269,6 +287,9 @@ public final class ManualClock: Clock, Sendable {
     ///   Defaults to 365 days.
     public func runUntilIdle(limit: Duration = .seconds(86_400 * 365)) async {
         let end = now.advanced(by: limit)
+        // Work already running (a call flushed or run at once) is waited for first, as
+        // `advance(by: .zero)` does, even when no timer is left.
+        await settle()
         while let next = state.withLock({ $0.entries.values.map(\.deadline).min() }),
             next <= end.offset
         {
@@ -321,7 +342,9 @@ public final class ManualClock: Clock, Sendable {
     private func parkLocked(_ state: inout State, _ token: SettleToken)
         -> [CheckedContinuation<Void, Never>]
     {
-        settledLocked(&state, token.id)
+        if token.isFinished { return [] }
+        state.parkCounts[token.id, default: 0] += 1
+        return settledLocked(&state, token.id)
     }
 
     /// Work `id` settled (ended, or parked in a sleep): when none is left, the waiters of
@@ -335,8 +358,15 @@ public final class ManualClock: Clock, Sendable {
         return state.idleWaiters
     }
 
-    /// The sleeping work is awake again: `advance` waits for it once more.
+    /// One wait of the parked work has ended: once it is in none, and has not ended, `advance`
+    /// waits for it once more.
     private func unparkLocked(_ state: inout State, _ token: SettleToken) {
+        guard let count = state.parkCounts[token.id] else { return }
+        if count > 1 {
+            state.parkCounts[token.id] = count - 1
+            return
+        }
+        state.parkCounts[token.id] = nil
         if !token.isFinished { state.activeWork.insert(token.id) }
     }
 }
@@ -370,7 +400,10 @@ extension ManualClock: DeterministicClock {
     }
 
     package func closeSettleToken(_ id: UInt64) {
-        let waiters = state.withLock { settledLocked(&$0, id) }
+        let waiters = state.withLock { state in
+            state.parkCounts[id] = nil
+            return settledLocked(&state, id)
+        }
         for waiter in waiters { waiter.resume() }
     }
 

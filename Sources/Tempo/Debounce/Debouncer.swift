@@ -141,7 +141,9 @@ public final class Debouncer: Sendable {
         )? = nil,
         _ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
     ) -> Task<Void, Never> {
-        makeTicketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
+        makeTicketedTask(
+            after: duration, in: registry, by: actorType, onError: onError, operation: operation
+        ) {
             registry.debounce(
                 key, duration: duration, option: option, maxWait: maxWait, operation: $0)
         }

@@ -105,7 +105,10 @@ func scheduledTask(
     key: GroupKey,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
-    makeTicketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
-        TempoRegistry.current.delay(duration, key: key, operation: $0)
+    let registry = TempoRegistry.current
+    return makeTicketedTask(
+        after: duration, in: registry, by: actorType, onError: onError, operation: operation
+    ) {
+        registry.delay(duration, key: key, operation: $0)
     }
 }

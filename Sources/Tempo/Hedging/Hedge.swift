@@ -16,6 +16,8 @@
 /// ``TempoTesting/ManualClock`` drives it. The call appears in ``TempoRegistry/snapshot()``
 /// under its call site or `identifier`, with the attempts started, those in flight and when
 /// the next hedge is due (``TempoSnapshot/State/hedge(attemptsStarted:inFlight:nextHedgeAt:)``).
+/// Called inside an operation that a manual clock's timer started, the caller counts as asleep
+/// on that clock while it waits for its attempts, so an advance fires the hedge timer.
 ///
 /// ```swift
 /// // A read from a replica set: if the first read takes more than 50 ms, ask again.
@@ -76,6 +78,9 @@ private func runHedge<Value: Sendable>(
     var plan = plan
     let clock = registry.clock
     let mailbox = HedgeMailbox<Value>()
+    // The caller's own work token, when it runs an operation the engine launched on this
+    // (manual) clock: parked while it waits for the attempts and the hedge timer.
+    let caller = SettleToken.current(of: clock.host)
     let first = plan.begin(at: clock.now())
     let id = site.begin(.hedge, in: registry, state: plan.snapshotState)
     defer { registry.endRunningWork(id) }
@@ -105,7 +110,7 @@ private func runHedge<Value: Sendable>(
             // cancelled, so that a manual clock's advance waits for them to unwind.
             var deciding: SettleToken?
             while case .none = outcome {
-                let event = await mailbox.next()
+                let event = await mailbox.next(parking: caller)
                 // A cancelled caller's attempts may report their end before the cancellation
                 // itself does: they are not failures, and start nothing.
                 if Task.isCancelled {

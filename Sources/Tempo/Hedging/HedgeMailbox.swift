@@ -24,6 +24,8 @@ final class HedgeMailbox<Value: Sendable>: Sendable {
         var events: [Event] = []
         var head = 0
         var waiter: CheckedContinuation<Event, Never>?
+        /// The caller's work token, parked while the caller waits (see ``next(parking:)``).
+        var parked: SettleToken?
         var closed = false
     }
 
@@ -31,15 +33,19 @@ final class HedgeMailbox<Value: Sendable>: Sendable {
 
     /// Hands `event` to the caller; after ``close()`` drops it and finishes its token.
     func post(_ event: Event) {
-        let waiter = state.withLock { state -> CheckedContinuation<Event, Never>?? in
-            if state.closed { return .none }
+        let (waiter, parked) = state.withLock {
+            state -> (CheckedContinuation<Event, Never>??, SettleToken?) in
+            if state.closed { return (.none, nil) }
             if let waiter = state.waiter {
                 state.waiter = nil
-                return .some(waiter)
+                defer { state.parked = nil }
+                return (.some(waiter), state.parked)
             }
             state.events.append(event)
-            return .some(nil)
+            return (.some(nil), nil)
         }
+        // The caller runs again before the work that posted the event can end.
+        parked?.unpark()
         switch waiter {
         case .none: Self.finishToken(of: event)
         case .some(let waiter?): waiter.resume(returning: event)
@@ -47,12 +53,19 @@ final class HedgeMailbox<Value: Sendable>: Sendable {
         }
     }
 
-    /// The next event, in the order they were posted.
-    func next() async -> Event {
+    /// The next event, in the order they were posted. `caller`, the caller's work token when it
+    /// runs an operation the engine launched on the same manual clock, is parked while the
+    /// caller waits (parked under the lock, so no event comes first), and counted as running
+    /// again when an event arrives: an advance does not wait for a caller that waits for it.
+    func next(parking caller: SettleToken? = nil) async -> Event {
         await withCheckedContinuation { continuation in
             let event = state.withLock { state -> Event? in
                 guard state.head < state.events.count else {
                     state.waiter = continuation
+                    if let caller {
+                        state.parked = caller
+                        caller.park()
+                    }
                     return nil
                 }
                 let event = state.events[state.head]

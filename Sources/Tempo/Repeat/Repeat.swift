@@ -225,6 +225,10 @@ private func startRepeat(
         .repeat, in: registry,
         state: .repeating(runs: 0, nextRunAt: clock.registryInstant(first)))
     let ticks = TickWaiter(clock.engine)
+    // Started inside an operation the engine launched on this (manual) clock, the loop may be
+    // awaited there: that operation counts as asleep on the clock until the loop has ended.
+    let caller = SettleToken.current(of: clock.engine.host)
+    caller?.park()
     // Running at once: on a manual clock, advancing waits for this first iteration.
     let token = plan.startingImmediately ? clock.engine.settleToken() : nil
     if plan.startingImmediately {
@@ -252,6 +256,8 @@ private func startRepeat(
         }
         end()
         control.detach()
+        // Before the loop's last work ends: the operation that started it runs again.
+        caller?.unpark()
         held?.finish()
     }
     control.attach(task, cleanup: end)

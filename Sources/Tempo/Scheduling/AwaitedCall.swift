@@ -1,3 +1,5 @@
+import Synchronization
+
 // The awaited forms of `debounce` and `throttle`: the caller registers a ticket, as the
 // `Task`-returning forms do, and then waits in its own task, with no task made for it. A call
 // that never runs is settled when its ticket is closed; a call that runs gets one task, which
@@ -19,9 +21,18 @@ final class RunOutcome<T: Sendable>: LatestRun {
     private let state = Lock<State>(.running)
     /// The task running the operation.
     let handle: RunHandle
+    /// The call's ticket, whose parked caller counts as running again once the outcome is
+    /// handed over. Set once, before the call is registered (``bind(_:)``): a latest-wins
+    /// call's ticket carries this outcome, so it is made after it.
+    private let ticket = AtomicLazyReference<Ticket>()
 
     init(_ handle: RunHandle) {
         self.handle = handle
+    }
+
+    /// Names the call's ticket; before the call is registered, so before any settling.
+    func bind(_ ticket: Ticket) {
+        _ = self.ticket.storeIfNil(ticket)
     }
 
     /// Settles the run with `result`, unless it is settled already. `token`, when given, is
@@ -43,6 +54,9 @@ final class RunOutcome<T: Sendable>: LatestRun {
             }
         }
         if !settled { token?.finish() }
+        // The caller, if it was an operation asleep on this wait, runs again before the work
+        // that settled the run ends.
+        if settled { ticket.load()?.releaseCaller() }
         waiter?.resume(returning: (result, token))
         return settled
     }
@@ -165,17 +179,24 @@ nonisolated(nonsending) func awaitTicketedCall<T: Sendable>(
     register: (Operation) -> Void
 ) async throws -> T {
     let handle = RunHandle()
+    // Awaited inside an operation of the same manual clock, the call counts as that operation
+    // asleep on the clock until its outcome is handed over.
+    let host = site.registry.clock.host
     guard latestWins else {
         let ticket = Ticket()
+        let outcome = RunOutcome<T>(handle)
+        outcome.bind(ticket)
+        ticket.parkCaller(of: host)
         register(.ticket(ticket))
         let token = try await waitForGrant(ticket, handle)
         return try await runGranted(
-            ticket, RunOutcome<T>(handle), nil, token: token, site: site, by: actorType,
-            operation: operation)
+            ticket, outcome, nil, token: token, site: site, by: actorType, operation: operation)
     }
     let outcome = RunOutcome<T>(handle)
     let claim = LatestClaim(site, outcome)
     let ticket = Ticket(latest: claim)
+    outcome.bind(ticket)
+    ticket.parkCaller(of: host)
     register(.ticket(ticket))
     let token = try await waitForGrant(ticket, handle)
     return try await runGranted(

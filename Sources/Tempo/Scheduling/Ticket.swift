@@ -25,6 +25,10 @@ final class Ticket: Sendable {
     private let withdrawal = Lock<(@Sendable (Ticket) -> Void)?>(nil)
     /// The latest-wins run this ticket releases, if it is an awaited latest-wins call.
     private let latest: LatestClaim?
+    /// The work token of the task that made the call, when that task runs an operation the
+    /// engine launched on the same deterministic clock: parked from the call until the call's
+    /// outcome is handed over, or the call will never run (see ``parkCaller(of:)``).
+    private let caller = Lock<SettleToken?>(nil)
 
     init() {
         latest = nil
@@ -32,6 +36,26 @@ final class Ticket: Sendable {
 
     init(latest: LatestClaim) {
         self.latest = latest
+    }
+
+    /// Counts the calling task as asleep on `host` while its call waits, when it carries a work
+    /// token of `host` (it runs an operation the engine launched there): the task may be
+    /// waiting for this call's outcome, which only an advance of `host` brings, and an advance
+    /// that waited for the task would wait for itself. Called before the call is registered,
+    /// so no decision comes first. ``releaseCaller()`` counts it as running again.
+    func parkCaller(of host: (any DeterministicClock)?) {
+        guard let token = SettleToken.current(of: host) else { return }
+        caller.withLock { $0 = token }
+        token.park()
+    }
+
+    /// The call's outcome is handed over, or it will never run: the calling task counts as
+    /// running again. Called before the work that decided it ends; later calls do nothing.
+    func releaseCaller() {
+        caller.withLock { caller -> SettleToken? in
+            defer { caller = nil }
+            return caller
+        }?.unpark()
     }
 
     func setWithdrawal(_ withdraw: @escaping @Sendable (Ticket) -> Void) {
@@ -83,6 +107,7 @@ final class Ticket: Sendable {
             }
         }
         if wasGranted, let latest { LatestRuns.end(latest) }
+        releaseCaller()
         token?.finish()
         waiter?.resume()
     }
@@ -157,7 +182,7 @@ func runWhenGranted(
         await withTaskCancellationHandler {
             await ticket.wait()
             // Bound out here: a closure handed to `withValue` inside `run` would leave the actor.
-            guard let token = ticket.grantedToken else { return }
+            guard let token = ticket.grantedToken else { return ticket.releaseCaller() }
             await SettleToken.$current.withValue(token) {
                 await actorType.run(onError: onError) {
                     // The claim is made here, on the actor: a cancel that returned first wins.
@@ -165,7 +190,9 @@ func runWhenGranted(
                     try await operation()
                 }
             }
-            // After `run` has given up the actor's turn (see `TempoActor.passTurn()`).
+            // The task has ended: a caller awaiting its value runs again, before this work
+            // ends. After `run` has given up the actor's turn (see `TempoActor.passTurn()`).
+            ticket.releaseCaller()
             token?.finish()
         } onCancel: {
             ticket.cancel()
@@ -178,6 +205,7 @@ func runWhenGranted(
 /// before the task is returned (so the call is applied in call order, stamped at the call).
 func makeTicketedTask(
     after duration: Duration,
+    in registry: TempoRegistry,
     by actorType: ActorType,
     onError: ErrorHandler?,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void,
@@ -187,6 +215,9 @@ func makeTicketedTask(
         return immediateTask(by: actorType, onError: onError, operation: operation)
     }
     let ticket = Ticket()
+    // A task made inside an operation of the same manual clock may be awaited there: the
+    // operation counts as asleep until the task has run or will never run.
+    ticket.parkCaller(of: registry.clock.host)
     let task = runWhenGranted(ticket, by: actorType, onError: onError, operation: operation)
     register(.ticket(ticket))
     return task

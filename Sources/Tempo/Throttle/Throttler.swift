@@ -128,7 +128,9 @@ public final class Throttler: Sendable {
         )? = nil,
         _ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
     ) -> Task<Void, Never> {
-        makeTicketedTask(after: duration, by: actorType, onError: onError, operation: operation) {
+        makeTicketedTask(
+            after: duration, in: registry, by: actorType, onError: onError, operation: operation
+        ) {
             registry.throttle(key, duration: duration, option: option, operation: $0)
         }
     }

@@ -30,6 +30,10 @@ public enum TimeoutError: Error, Equatable, Hashable, Sendable {
 /// The timeout appears in ``TempoRegistry/snapshot()`` under its call site, with its deadline,
 /// while it runs.
 ///
+/// On a ``TempoTesting/ManualClock``, the deadline is not the operation asleep: inside an
+/// operation the engine launched, an advance waits for the operation unless it itself sleeps on
+/// the clock, and an advance that reaches the deadline returns once the caller has the error.
+///
 /// ```swift
 /// let page = try await timeout(.seconds(5)) { try await client.fetch(url) }
 /// ```
@@ -142,17 +146,26 @@ private func runTimeout<Value: Sendable>(
                 return .finished(.failure(error))
             }
         }
+        // On a manual clock the deadline is work of its own, not the operation's: asleep while
+        // it waits, so it never makes the operation count as asleep, and awake from the moment
+        // an advance reaches it until the operation is cancelled, so that advance waits for
+        // the timeout to take effect.
+        let deadlineWork = clock.engine.settleToken()
         group.addTask {
             do {
-                try await clock.sleep(until: deadline)
+                try await SettleToken.$current.withValue(deadlineWork) {
+                    try await clock.sleep(until: deadline)
+                }
                 return .deadline
             } catch {
                 return .cancelled
             }
         }
         let first = await group.next() ?? .cancelled
-        // Cancel the loser; leaving the closure waits for it to finish unwinding.
+        // Cancel the loser; leaving the closure waits for it to finish unwinding. An operation
+        // asleep on the clock is awake again once this returns.
         group.cancelAll()
+        deadlineWork?.finish()
         switch first {
         case .finished(let result):
             return Task.isCancelled ? .failure(CancellationError()) : result
