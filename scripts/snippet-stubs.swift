@@ -201,12 +201,19 @@ public let refresher = Throttler(.seconds(5), by: .ownedActor)
     public func flash() {}
 }
 
-/// `let model = SearchModel()`: `model.textChanged(text)` debounces a search; `model.searches`.
+/// The README's search view model, for doc-comment examples (Markdown documents that declare
+/// their own `SearchModel` must use theirs): `await model.queryChanged(text)`, `model.results`.
 @MainActor public final class SearchModel {
-    public private(set) var searches: [String] = []
-    public init() {}
-    public func textChanged(_ text: String) {
-        debounce(.milliseconds(300)) { self.searches.append(text) }
+    private let searcher = Debouncer(.milliseconds(300))
+    private let search: @Sendable (String) async throws -> [String]
+    public private(set) var results: [String] = []
+    public init(search: @escaping @Sendable (String) async throws -> [String]) {
+        self.search = search
+    }
+    public func queryChanged(_ query: String) async {
+        results = (try? await searcher.result(latestWins: true) { [search] in
+            try await search(query)
+        }) ?? results
     }
 }
 

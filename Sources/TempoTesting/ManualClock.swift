@@ -65,6 +65,12 @@ public final class ManualClock: Clock, Sendable {
         /// of this clock it waits for): it is active again only once none is left.
         var parkCounts: [UInt64: Int] = [:]
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Tasks waiting for one piece of work to settle (``start(_:)``), by its identifier.
+        var workWaiters: [UInt64: [CheckedContinuation<Void, Never>]] = [:]
+        /// How many times the clock has moved or fired: a stuck test is one where this stays.
+        var moves: UInt64 = 0
+        /// The registries built on this clock, for the report of a stuck test.
+        var registries: [WeakRegistry] = []
         var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
         mutating func nextID() -> UInt64 {
@@ -233,9 +239,11 @@ public final class ManualClock: Clock, Sendable {
                     }),
                     next.deadline <= deadline.offset
                 else {
+                    if deadline.offset > state.now { state.moves &+= 1 }
                     state.now = max(state.now, deadline.offset)
                     return nil
                 }
+                state.moves &+= 1
                 state.now = max(state.now, next.deadline)
                 let now = state.now
                 var due: [Entry] = []
@@ -325,8 +333,16 @@ public final class ManualClock: Clock, Sendable {
     }
 
     /// Waits until every piece of work started by a timer has finished or sleeps on this clock.
+    ///
+    /// Work that neither finishes nor sleeps on the clock (it awaits something only the test
+    /// could give, off the clock) would keep an advance waiting for ever: after
+    /// ``stuckReportDelay`` of real time the wait says so, once, with what is pending, and goes
+    /// on waiting.
     private func settle() async {
         await Task.yield()
+        let settled = StartedFlag()
+        let ready = state.withLock { $0.activeWork.isEmpty }
+        if !ready { watch(settled) }
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state -> Bool in
                 if state.activeWork.isEmpty { return true }
@@ -334,6 +350,26 @@ public final class ManualClock: Clock, Sendable {
                 return false
             }
             if ready { continuation.resume() }
+        }
+        settled.set()
+    }
+
+    /// How long an advance waits for work that does not settle before it says so.
+    static let stuckReportDelay: Duration = .seconds(5)
+
+    /// Prints what is pending if `settled` is not set after ``stuckReportDelay``.
+    private func watch(_ settled: StartedFlag) {
+        Task.detached(priority: .utility) { [weak self] in
+            try? await ContinuousClock().sleep(for: Self.stuckReportDelay)
+            guard !settled.isSet, let self else { return }
+            print(
+                """
+                [TempoTesting] ManualClock: an advance has waited \(Self.stuckReportDelay) of \
+                real time for work that neither finishes nor sleeps on the clock (an operation a \
+                timer started, or a task started with start(_:), awaiting something off the \
+                clock). It goes on waiting.
+                \(self.pendingReport)
+                """)
         }
     }
 
@@ -353,9 +389,53 @@ public final class ManualClock: Clock, Sendable {
         -> [CheckedContinuation<Void, Never>]
     {
         state.activeWork.remove(id)
-        guard state.activeWork.isEmpty else { return [] }
+        let forThis = state.workWaiters.removeValue(forKey: id) ?? []
+        guard state.activeWork.isEmpty else { return forThis }
         defer { state.idleWaiters = [] }
-        return state.idleWaiters
+        return forThis + state.idleWaiters
+    }
+
+    /// Waits until the work `id` has finished or is asleep on this clock.
+    func waitUntilSettled(_ id: UInt64) async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Bool in
+                if !state.activeWork.contains(id) { return true }
+                state.workWaiters[id, default: []].append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// How many times the clock has moved or fired a timer so far.
+    var moveCount: UInt64 { state.withLock { $0.moves } }
+
+    /// What is pending on this clock, in words: its time, its timers and sleepers, the work it
+    /// waits for, and what the registries built on it hold.
+    var pendingReport: String {
+        let (now, deadlines, active, parked, registries) = state.withLock { state in
+            (
+                state.now, state.entries.values.map(\.deadline).sorted(), state.activeWork.count,
+                state.parkCounts.count, state.registries.compactMap(\.registry)
+            )
+        }
+        var lines = ["The clock reads \(now)."]
+        if let next = deadlines.first {
+            let count =
+                deadlines.count == 1
+                ? "1 timer or sleeper waits" : "\(deadlines.count) timers or sleepers wait"
+            lines.append("\(count); the next is due at \(next) (in \(next - now)).")
+        } else {
+            lines.append("No timer or sleeper waits on it.")
+        }
+        lines.append("Work the clock tracks: \(active) running, \(parked) asleep on the clock.")
+        for registry in registries {
+            let snapshot = registry.snapshot()
+            if snapshot.isEmpty { continue }
+            lines.append("Live in a registry on this clock:")
+            lines += snapshot.description.split(separator: "\n").map { "  " + $0 }
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// One wait of the parked work has ended: once it is in none, and has not ended, `advance`
@@ -387,6 +467,13 @@ extension ManualClock: DeterministicClock {
         return id
     }
 
+    package func attach(_ registry: TempoRegistry) {
+        state.withLock { state in
+            state.registries.removeAll { $0.registry == nil }
+            state.registries.append(WeakRegistry(registry))
+        }
+    }
+
     package func cancelTimer(_ id: UInt64) {
         state.withLock { _ = $0.entries.removeValue(forKey: id) }
     }
@@ -415,4 +502,12 @@ extension ManualClock: DeterministicClock {
     package func unpark(_ work: SettleToken) {
         state.withLock { unparkLocked(&$0, work) }
     }
+}
+
+/// A registry built on a manual clock, held weakly: the clock names what it holds when a test
+/// is stuck, and never keeps it alive.
+final class WeakRegistry: Sendable {
+    weak let registry: TempoRegistry?
+
+    init(_ registry: TempoRegistry) { self.registry = registry }
 }

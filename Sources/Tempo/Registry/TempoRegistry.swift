@@ -86,6 +86,7 @@ public final class TempoRegistry: Sendable {
         shards = shardStorage.shards
         shardMask = count - 1
         self.isShared = isShared
+        engineClock.host?.attach(self)
     }
 
     /// The registry of the whole program, on `ContinuousClock`: ``current`` wherever no

@@ -179,15 +179,16 @@ nonisolated(nonsending) func awaitTicketedCall<T: Sendable>(
     register: (Operation) -> Void
 ) async throws -> T {
     let handle = RunHandle()
-    // Awaited inside an operation of the same manual clock, the call counts as that operation
-    // asleep on the clock until its outcome is handed over.
+    // Awaited inside an operation of the same manual clock (or a task a test started on it),
+    // the call counts as that task asleep on the clock from its registration until its
+    // outcome is handed over.
     let host = site.registry.clock.host
     guard latestWins else {
         let ticket = Ticket()
         let outcome = RunOutcome<T>(handle)
         outcome.bind(ticket)
-        ticket.parkCaller(of: host)
         register(.ticket(ticket))
+        ticket.parkCaller(of: host)
         let token = try await waitForGrant(ticket, handle)
         return try await runGranted(
             ticket, outcome, nil, token: token, site: site, by: actorType, operation: operation)
@@ -196,8 +197,8 @@ nonisolated(nonsending) func awaitTicketedCall<T: Sendable>(
     let claim = LatestClaim(site, outcome)
     let ticket = Ticket(latest: claim)
     outcome.bind(ticket)
-    ticket.parkCaller(of: host)
     register(.ticket(ticket))
+    ticket.parkCaller(of: host)
     let token = try await waitForGrant(ticket, handle)
     return try await runGranted(
         ticket, outcome, claim, token: token, site: site, by: actorType, operation: operation)

@@ -23,11 +23,15 @@ package protocol DeterministicClock: AnyObject, Sendable {
     func park(_ work: SettleToken)
     /// Counts parked work as running again, unless it has ended.
     func unpark(_ work: SettleToken)
+    /// A registry was built on this clock (the clock may hold it weakly, to say what is
+    /// pending when a test is stuck).
+    func attach(_ registry: TempoRegistry)
 }
 
 extension DeterministicClock {
     package func park(_ work: SettleToken) {}
     package func unpark(_ work: SettleToken) {}
+    package func attach(_ registry: TempoRegistry) {}
 }
 
 /// Work started by a timer of a ``DeterministicClock`` (an operation on another actor, or the
@@ -42,7 +46,7 @@ package final class SettleToken: Sendable {
     /// The work the current task is doing, if a deterministic clock tracks it.
     @TaskLocal package static var current: SettleToken?
 
-    init(host: any DeterministicClock) {
+    package init(host: any DeterministicClock) {
         self.host = host
         self.id = host.openSettleToken()
     }

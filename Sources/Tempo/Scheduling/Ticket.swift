@@ -26,9 +26,18 @@ final class Ticket: Sendable {
     /// The latest-wins run this ticket releases, if it is an awaited latest-wins call.
     private let latest: LatestClaim?
     /// The work token of the task that made the call, when that task runs an operation the
-    /// engine launched on the same deterministic clock: parked from the call until the call's
-    /// outcome is handed over, or the call will never run (see ``parkCaller(of:)``).
-    private let caller = Lock<SettleToken?>(nil)
+    /// engine launched on the same deterministic clock, or a task a test started on it: parked
+    /// from the call until the call's outcome is handed over, or the call will never run (see
+    /// ``parkCaller(of:)``).
+    private let caller = Lock<CallerPark>(.none)
+
+    private enum CallerPark {
+        case none
+        case parked(SettleToken)
+        /// Released before it was parked (the call was decided inside its registration): it
+        /// is not parked afterwards.
+        case released
+    }
 
     init() {
         latest = nil
@@ -39,22 +48,30 @@ final class Ticket: Sendable {
     }
 
     /// Counts the calling task as asleep on `host` while its call waits, when it carries a work
-    /// token of `host` (it runs an operation the engine launched there): the task may be
-    /// waiting for this call's outcome, which only an advance of `host` brings, and an advance
-    /// that waited for the task would wait for itself. Called before the call is registered,
-    /// so no decision comes first. ``releaseCaller()`` counts it as running again.
+    /// token of `host`: the task may be waiting for this call's outcome, which only an advance
+    /// of `host` brings, and an advance that waited for the task would wait for itself.
+    /// ``releaseCaller()`` counts it as running again; a call already released (decided while
+    /// it was registered) is not parked.
+    ///
+    /// An awaited call parks its caller after registering it, so that a test that waits until
+    /// its task is asleep on the clock (`ManualClock.start`) finds the call applied.
     func parkCaller(of host: (any DeterministicClock)?) {
         guard let token = SettleToken.current(of: host) else { return }
-        caller.withLock { $0 = token }
-        token.park()
+        let parks = caller.withLock { caller -> Bool in
+            guard case .none = caller else { return false }
+            caller = .parked(token)
+            return true
+        }
+        if parks { token.park() }
     }
 
     /// The call's outcome is handed over, or it will never run: the calling task counts as
     /// running again. Called before the work that decided it ends; later calls do nothing.
     func releaseCaller() {
         caller.withLock { caller -> SettleToken? in
-            defer { caller = nil }
-            return caller
+            defer { caller = .released }
+            if case .parked(let token) = caller { return token }
+            return nil
         }?.unpark()
     }
 
