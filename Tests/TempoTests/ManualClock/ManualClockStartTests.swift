@@ -99,7 +99,8 @@ private func flushBatch(_ item: Int, into log: Log<Int>) async throws -> Int {
                 }
                 let waiter = await clock.start {
                     do {
-                        try await concurrencyLimit(1, queueTimeout: .seconds(1), identifier: "db") {}
+                        try await concurrencyLimit(1, queueTimeout: .seconds(1), identifier: "db") {
+                        }
                     } catch {
                         seen.append("\(error)")
                     }
