@@ -7,6 +7,14 @@
 /// Every change of state starts a new epoch. A call is admitted in an epoch and its outcome
 /// counts only if the breaker is still in that epoch when it ends: a call admitted while
 /// closed that ends after the breaker opened (or was reset) counts for nothing.
+///
+/// A breaker is equivalent to a fresh one (``isFresh``) when it is closed, no call admitted
+/// in its current epoch is still running (its outcome would count), and its window holds no
+/// outcome. Any outcome can change when the breaker opens, a success too: it counts toward
+/// the minimum calls and dilutes the ratio. So a count window's breaker is fresh only while its
+/// window is empty (it starts empty on closing), a time window's also once its outcomes have
+/// aged out. The registry removes a fresh breaker; the next call makes a new one, in a new
+/// generation, which behaves as this one would have.
 struct CircuitBreakerEntry: Sendable {
     /// How a call ended, for the breaker.
     enum Outcome: Sendable, Equatable {
@@ -34,6 +42,10 @@ struct CircuitBreakerEntry: Sendable {
 
     private(set) var state: CircuitBreakerState = .closed
     private(set) var epoch: UInt64 = 0
+    /// This breaker's generation: unique to it in its registry (a breaker made again under the
+    /// same key has a new one), so a call admitted by one that left or was reset counts for
+    /// nothing in its successor.
+    let generation: UInt64
     private(set) var window: CircuitBreakerWindow
     private var shape: CircuitBreakerPolicy.Window
     /// While open: when the break ends; `nil` when it was opened by hand.
@@ -41,16 +53,33 @@ struct CircuitBreakerEntry: Sendable {
     /// The latest break, which a failed trial doubles (when the policy lets it grow); `nil`
     /// once closed.
     private(set) var lastBreak: Duration?
+    /// While closed: the calls admitted in this epoch that have not ended.
+    private(set) var callsRunning = 0
     /// While half-open: trial calls running, and trial calls that succeeded.
     private(set) var trialsRunning = 0
     private(set) var trialsSucceeded = 0
     /// The state-change callback of the latest policy seen.
     private var callback: (@Sendable (CircuitBreakerState, CircuitBreakerState) -> Void)?
 
-    init(window: CircuitBreakerPolicy.Window) {
+    init(window: CircuitBreakerPolicy.Window, generation: UInt64) {
         self.window = CircuitBreakerWindow(window)
         shape = window
+        self.generation = generation
     }
+
+    /// `generation`, read in place (as `Slot.generationInPlace`, without copying the entry).
+    var generationInPlace: UInt64 { mutating get { generation } }
+
+    /// Closed, no call of this epoch running and nothing in the window: a call made now finds
+    /// what a new breaker would, and so does every later one. Time window outcomes that have
+    /// aged but are still stored count (``isIdle(at:)`` ages them first).
+    var isFresh: Bool { state == .closed && callsRunning == 0 && window.calls == 0 }
+
+    /// When the breaker's timer must wake: when a closed breaker's time window is empty again.
+    var nextWake: Duration? { state == .closed ? window.emptyAt : nil }
+
+    /// Forgets the outcomes of the time window that have aged at `now`.
+    mutating func age(at now: Duration) { window.expire(at: now) }
 
     /// A call at `now` under `policy`: it runs (closed, or a free trial slot) or is rejected.
     /// An open breaker whose break is over turns half-open first (`change`). The clock is read
@@ -65,6 +94,7 @@ struct CircuitBreakerEntry: Sendable {
         }
         switch state {
         case .closed:
+            callsRunning += 1
             return .run(epoch: epoch)
         case .open:
             guard let reopensAt else { return .rejected(retryAfter: nil) }
@@ -96,6 +126,7 @@ struct CircuitBreakerEntry: Sendable {
         guard epoch == self.epoch else { return nil }
         switch state {
         case .closed:
+            callsRunning -= 1
             guard outcome != .cancelled else { return nil }
             var read: Duration?
             window.record(failure: outcome == .failure) {
@@ -145,6 +176,7 @@ struct CircuitBreakerEntry: Sendable {
         let old = old ?? state
         state = new
         epoch &+= 1
+        callsRunning = 0
         trialsRunning = 0
         trialsSucceeded = 0
         window = CircuitBreakerWindow(shape)

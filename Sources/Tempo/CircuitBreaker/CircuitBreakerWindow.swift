@@ -71,6 +71,13 @@ struct CircuitBreakerWindow: Sendable {
         }
     }
 
+    /// When the newest outcome of a time window leaves it, and the window is empty: `nil` for
+    /// a count window (its outcomes never leave by age) and for an empty window.
+    var emptyAt: Duration? {
+        guard let span, head < times.count, let newest = times.last else { return nil }
+        return newest.adding(span)
+    }
+
     /// The calls and failures in the window at `now`, without changing it (for the snapshot).
     func counts(at now: Duration) -> (calls: Int, failures: Int) {
         guard let span else { return (calls, failures) }

@@ -1,6 +1,8 @@
 // The registry's part of `circuitBreaker`: the key's entry in each shard's table, a call's
 // admission and its outcome (each a lock and a table update), and the manual controls. The
-// state-change callback runs after the lock is released.
+// state-change callback runs after the lock is released. A breaker equivalent to a fresh one
+// leaves its table: at the outcome or control that made it so, or, for a time window, on the
+// timer that wakes when its newest outcome has aged out.
 
 extension CircuitBreakerEntry: CallFreeEntry {
     static func access<R>(
@@ -8,11 +10,24 @@ extension CircuitBreakerEntry: CallFreeEntry {
         _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
     ) -> R { body(&tables.circuitBreakers, &tables.ids) }
 
-    // A breaker has no timer (its break ends when a call or a reading finds it over), and it
-    // stays in its table until reset.
-    mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) { (nil, nil) }
-    var nextWake: Duration? { nil }
-    func isIdle(at now: Duration) -> Bool { false }
+    // A breaker's break ends when a call or a reading finds it over; its only timer is that of
+    // a closed breaker's time window, which wakes when the newest outcome has aged out.
+    mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) {
+        age(at: now)
+        guard let next = nextWake, next > now else { return (nil, nil) }
+        return (nil, next)
+    }
+
+    /// Fresh at `now`: it leaves. Otherwise it stays when its timer ends (open, half-open, a
+    /// call running, a count window's outcomes, or outcomes that age only at the end of the
+    /// range).
+    func isIdle(at now: Duration) -> Bool {
+        var aged = self
+        aged.age(at: now)
+        return aged.isFresh
+    }
+
+    func keepsWhenTimerEnds(at now: Duration) -> Bool { !isIdle(at: now) }
 
     func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
         let reading = reading(at: now)
@@ -39,7 +54,7 @@ extension TempoRegistry {
                 let index = Self.breakerIndex(key, in: &table, ids: &ids, window: policy.window)
                 let admission = table.values[index].state.admit(
                     at: { clock.now() }, policy: policy, change: &change)
-                return (admission, table.values[index].generationInPlace)
+                return (admission, table.values[index].state.generationInPlace)
             }
         }
         change?.notify()
@@ -47,37 +62,55 @@ extension TempoRegistry {
     }
 
     /// The index of `key`'s breaker, made when none is live. A new breaker takes a new
-    /// generation (never reused), so a call admitted by a breaker since reset counts for
-    /// nothing in the one that replaced it.
+    /// generation (never reused), so a call admitted by a breaker since reset or gone counts
+    /// for nothing in the one that replaced it.
     @inline(__always)
     private static func breakerIndex(
         _ key: GroupKey, in table: inout [GroupKey: Slot<CircuitBreakerEntry>],
         ids: inout IDSource, window: CircuitBreakerPolicy.Window
     ) -> [GroupKey: Slot<CircuitBreakerEntry>].Index {
         if let index = table.index(forKey: key) { return index }
-        var slot = Slot(state: CircuitBreakerEntry(window: window))
-        slot.generation = ids.next()
-        table[key] = slot
+        table[key] = Slot(state: CircuitBreakerEntry(window: window, generation: ids.next()))
         return table.index(forKey: key)!
     }
 
     /// The call admitted in `epoch` by generation `generation` of the breaker of `key` ended
-    /// with `outcome`.
+    /// with `outcome`. A breaker left fresh leaves; a time window's outcome makes sure its
+    /// timer wakes when the window is empty again.
     @inline(__always)
     func recordCircuitBreaker(
         _ key: GroupKey, _ outcome: CircuitBreakerEntry.Outcome,
         admitted: (epoch: UInt64, generation: UInt64), policy: CircuitBreakerPolicy
     ) {
-        let change = shard(key).tables.withLock { tables in
-            CircuitBreakerEntry.access(&tables) { table, _ -> CircuitBreakerEntry.Change? in
+        let (change, timer) = shard(key).tables.withLock { tables in
+            CircuitBreakerEntry.access(&tables) {
+                table, ids -> (CircuitBreakerEntry.Change?, TimerRef?) in
                 guard let index = table.index(forKey: key),
-                    table.values[index].generationInPlace == admitted.generation
-                else { return nil }
-                return table.values[index].state.record(
+                    table.values[index].state.generationInPlace == admitted.generation
+                else { return (nil, nil) }
+                let change = table.values[index].state.record(
                     outcome, epoch: admitted.epoch, at: { clock.now() }, policy: policy)
+                return (change, Self.settleBreaker(key, at: index, in: &table, ids: &ids, self))
             }
         }
+        timer?.cancel()
         change?.notify()
+    }
+
+    /// After a change to the breaker at `index`: a fresh one leaves its table (its timer
+    /// returned, to cancel outside the lock); a closed time window's timer is armed for when
+    /// the window is empty again.
+    @inline(__always)
+    private static func settleBreaker(
+        _ key: GroupKey, at index: [GroupKey: Slot<CircuitBreakerEntry>].Index,
+        in table: inout [GroupKey: Slot<CircuitBreakerEntry>], ids: inout IDSource,
+        _ registry: TempoRegistry
+    ) -> TimerRef? {
+        if table.values[index].state.isFresh { return table.removeLive(key)?.timer }
+        if let wake = table.values[index].state.nextWake {
+            registry.arm(&table.values[index], key: key, wake: wake, ids: &ids)
+        }
+        return nil
     }
 
     /// Opens the breaker `identifier` until it is closed or reset by hand (a new one when
@@ -109,12 +142,15 @@ extension TempoRegistry {
     /// - Parameter identifier: The identifier the breaker's calls are made with.
     public func closeCircuitBreaker(identifier: String) {
         let key = GroupKey.name(identifier)
-        let change = shard(key).tables.withLock { tables in
-            CircuitBreakerEntry.access(&tables) { table, _ -> CircuitBreakerEntry.Change? in
-                guard let index = table.index(forKey: key) else { return nil }
-                return table.values[index].state.close()
+        let (change, timer) = shard(key).tables.withLock { tables in
+            CircuitBreakerEntry.access(&tables) {
+                table, ids -> (CircuitBreakerEntry.Change?, TimerRef?) in
+                guard let index = table.index(forKey: key) else { return (nil, nil) }
+                let change = table.values[index].state.close()
+                return (change, Self.settleBreaker(key, at: index, in: &table, ids: &ids, self))
             }
         }
+        timer?.cancel()
         change?.notify()
     }
 
@@ -130,6 +166,7 @@ extension TempoRegistry {
         let removed = shard(key).tables.withLock { tables in
             CircuitBreakerEntry.access(&tables) { table, _ in table.removeLive(key) }
         }
+        removed?.timer?.cancel()
         guard var entry = removed?.state else { return }
         entry.close()?.notify()
     }
