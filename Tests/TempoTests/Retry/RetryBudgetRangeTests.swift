@@ -59,4 +59,21 @@ import Testing
             #expect(registry.budgetRow("far")?.calls == 1)
         }
     }
+
+    /// A slice before the clock's origin is as long as one after it: a deposit at −0.5 s (slice
+    /// −1 of a 10 s window) counts until the start of slice 9, at 9 s, not 10 s.
+    @Test func slicesBeforeZeroAreAsLongAsAfter() async {
+        let clock = ManualClock(now: .init(offset: .milliseconds(-500)))
+        let registry = TempoRegistry(clock: clock)
+        await registry.withCurrent {
+            let probe = BudgetProbe()
+            let budget = RetryBudget(identifier: "zero", ratio: 0.5, minimumPerSecond: 0)
+            await probe.call(budget, succeed: true)
+            await clock.advance(to: .init(offset: .milliseconds(8_999)))
+            #expect(registry.budgetRow("zero")?.calls == 1)
+            await clock.advance(to: .init(offset: .seconds(9)))
+            #expect(registry.budgetRow("zero") == nil)
+            #expect(registry.liveKeyCount == 0)
+        }
+    }
 }
