@@ -40,9 +40,11 @@
 /// `Task`; a time window's breaker has one timer, for leaving. The breaker shows in
 /// ``TempoRegistry/snapshot()`` as
 /// ``TempoSnapshot/State/circuitBreaker(state:failures:calls:reopensAt:)`` while it is live: it
-/// leaves the registry once it is equivalent to a new one (closed, none of its calls of that
-/// state running, no outcome in its window — a count window's outcomes never age), or at
-/// ``resetCircuitBreaker(identifier:)``; see <doc:CircuitBreaker>. Calls of one key should pass
+/// leaves the registry when it is closed, none of its calls of that state is running and its
+/// window holds no failure (successes alone never open it, so it forgets them: the next call
+/// starts a new breaker with an empty window), or at ``resetCircuitBreaker(identifier:)``. A
+/// failure keeps it until it leaves the window (a time window's ages out; a count window's is
+/// pushed out by later outcomes) or the breaker opens; see <doc:CircuitBreaker>. Calls of one key should pass
 /// the same policy;
 /// each call is judged by its own, and a call whose ``CircuitBreakerPolicy/window`` differs
 /// from the breaker's empties the window.

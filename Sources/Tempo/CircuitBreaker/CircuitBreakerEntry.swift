@@ -8,13 +8,13 @@
 /// counts only if the breaker is still in that epoch when it ends: a call admitted while
 /// closed that ends after the breaker opened (or was reset) counts for nothing.
 ///
-/// A breaker is equivalent to a fresh one (``isFresh``) when it is closed, no call admitted
-/// in its current epoch is still running (its outcome would count), and its window holds no
-/// outcome. Any outcome can change when the breaker opens, a success too: it counts toward
-/// the minimum calls and dilutes the ratio. So a count window's breaker is fresh only while its
-/// window is empty (it starts empty on closing), a time window's also once its outcomes have
-/// aged out. The registry removes a fresh breaker; the next call makes a new one, in a new
-/// generation, which behaves as this one would have.
+/// A breaker leaves its registry (``isFresh``) when it is closed, no call admitted in its
+/// current epoch is still running (its outcome would count), and its window holds no failure.
+/// Successes alone never open a breaker: one that leaves forgets them, and the next call makes
+/// a new one, in a new generation, with an empty window, which needs the minimum calls again
+/// before it can open, as any new breaker. A failure keeps it until the failure leaves the
+/// window: a time window's ages out (the breaker's one timer wakes then), a count window's is
+/// pushed out by later outcomes (or the breaker opens). Open and half-open breakers stay.
 struct CircuitBreakerEntry: Sendable {
     /// How a call ended, for the breaker.
     enum Outcome: Sendable, Equatable {
@@ -70,13 +70,14 @@ struct CircuitBreakerEntry: Sendable {
     /// `generation`, read in place (as `Slot.generationInPlace`, without copying the entry).
     var generationInPlace: UInt64 { mutating get { generation } }
 
-    /// Closed, no call of this epoch running and nothing in the window: a call made now finds
-    /// what a new breaker would, and so does every later one. Time window outcomes that have
-    /// aged but are still stored count (``isIdle(at:)`` ages them first).
-    var isFresh: Bool { state == .closed && callsRunning == 0 && window.calls == 0 }
+    /// Closed, no call of this epoch running and no failure in the window: it leaves, and a
+    /// call made later finds a new breaker. Time window failures that have aged but are still
+    /// stored count (``isIdle(at:)`` ages them first).
+    var isFresh: Bool { state == .closed && callsRunning == 0 && window.failures == 0 }
 
-    /// When the breaker's timer must wake: when a closed breaker's time window is empty again.
-    var nextWake: Duration? { state == .closed ? window.emptyAt : nil }
+    /// When the breaker's timer must wake: when a closed breaker's time window holds no
+    /// failure again.
+    var nextWake: Duration? { state == .closed ? window.failureFreeAt : nil }
 
     /// Forgets the outcomes of the time window that have aged at `now`.
     mutating func age(at now: Duration) { window.expire(at: now) }

@@ -16,6 +16,9 @@ struct CircuitBreakerWindow: Sendable {
     /// Outcomes held, and how many of them are failures.
     private(set) var calls = 0
     private(set) var failures = 0
+    /// A time window's newest failure: when it ended (kept after it leaves; read only while
+    /// `failures` is not zero, when it is still in the window).
+    private var newestFailure: Duration = .zero
 
     init(_ window: CircuitBreakerPolicy.Window) {
         switch window {
@@ -47,6 +50,7 @@ struct CircuitBreakerWindow: Sendable {
             failed.append(failure)
             times.append(now)
             calls += 1
+            if failure { newestFailure = now }
         }
         if failure { failures += 1 }
     }
@@ -71,11 +75,12 @@ struct CircuitBreakerWindow: Sendable {
         }
     }
 
-    /// When the newest outcome of a time window leaves it, and the window is empty: `nil` for
-    /// a count window (its outcomes never leave by age) and for an empty window.
-    var emptyAt: Duration? {
-        guard let span, head < times.count, let newest = times.last else { return nil }
-        return newest.adding(span)
+    /// When the newest failure of a time window leaves it, and the window holds no failure
+    /// again: `nil` for a count window (its outcomes never leave by age) and for a window with
+    /// no failure.
+    var failureFreeAt: Duration? {
+        guard let span, failures > 0 else { return nil }
+        return newestFailure.adding(span)
     }
 
     /// The calls and failures in the window at `now`, without changing it (for the snapshot).

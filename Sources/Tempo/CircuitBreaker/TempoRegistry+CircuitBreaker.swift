@@ -1,8 +1,9 @@
 // The registry's part of `circuitBreaker`: the key's entry in each shard's table, a call's
 // admission and its outcome (each a lock and a table update), and the manual controls. The
-// state-change callback runs after the lock is released. A breaker equivalent to a fresh one
-// leaves its table: at the outcome or control that made it so, or, for a time window, on the
-// timer that wakes when its newest outcome has aged out.
+// state-change callback runs after the lock is released. A closed breaker with no call of its
+// state running and no failure in its window leaves its table: at the outcome or control that
+// made it so, or, for a time window, on the timer that wakes when its newest failure has aged
+// out.
 
 extension CircuitBreakerEntry: CallFreeEntry {
     static func access<R>(
@@ -11,7 +12,7 @@ extension CircuitBreakerEntry: CallFreeEntry {
     ) -> R { body(&tables.circuitBreakers, &tables.ids) }
 
     // A breaker's break ends when a call or a reading finds it over; its only timer is that of
-    // a closed breaker's time window, which wakes when the newest outcome has aged out.
+    // a closed breaker's time window, which wakes when the newest failure has aged out.
     mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) {
         age(at: now)
         guard let next = nextWake, next > now else { return (nil, nil) }
@@ -19,8 +20,7 @@ extension CircuitBreakerEntry: CallFreeEntry {
     }
 
     /// Fresh at `now`: it leaves. Otherwise it stays when its timer ends (open, half-open, a
-    /// call running, a count window's outcomes, or outcomes that age only at the end of the
-    /// range).
+    /// call running, or a failure that ages only at the end of the range).
     func isIdle(at now: Duration) -> Bool {
         var aged = self
         aged.age(at: now)
@@ -41,8 +41,9 @@ extension CircuitBreakerEntry: CallFreeEntry {
 
 extension TempoRegistry {
     /// A call arrives at the breaker of `key`: it runs (with the breaker's generation and the
-    /// epoch to report its outcome in) or is rejected. A lock and a table update; the clock is
-    /// read only when the breaker is open.
+    /// epoch to report its outcome in) or is rejected. A lock and a table update (a new entry
+    /// when none is live: a healthy breaker used one call at a time makes one per call); the
+    /// clock is read only when the breaker is open.
     @inline(__always)
     func enterCircuitBreaker(
         _ key: GroupKey, policy: CircuitBreakerPolicy
@@ -99,7 +100,7 @@ extension TempoRegistry {
 
     /// After a change to the breaker at `index`: a fresh one leaves its table (its timer
     /// returned, to cancel outside the lock); a closed time window's timer is armed for when
-    /// the window is empty again.
+    /// the window holds no failure again.
     @inline(__always)
     private static func settleBreaker(
         _ key: GroupKey, at index: [GroupKey: Slot<CircuitBreakerEntry>].Index,

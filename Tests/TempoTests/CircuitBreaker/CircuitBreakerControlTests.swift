@@ -18,6 +18,9 @@ import Testing
             var policy = Self.policy
             policy.onStateChange = breakerChangeLog(log)
             #expect(await breakerCall(policy, key: "k", .succeed) == "ok")
+            // Healthy, it left: the breaker opened by hand is a new one, which knows no
+            // callback until a call brings its policy.
+            #expect(breakerRow(registry, "k") == nil)
             openCircuitBreaker(identifier: "k")
             #expect(breakerRow(registry, "k")?.reopensAt == nil)
             await clock.advance(by: .seconds(3_600))
@@ -30,7 +33,7 @@ import Testing
             #expect(breakerState(registry, "k") == .open)
             resetCircuitBreaker(identifier: "k")
             #expect(breakerRow(registry, "k") == nil)
-            #expect(log.all == ["closed>open", "open>closed", "closed>open", "open>closed"])
+            #expect(log.all == ["open>closed", "closed>open", "open>closed"])
             #expect(await breakerCall(policy, key: "k", .succeed) == "ok")
             // Unknown identifiers: close and reset do nothing, open opens a new breaker.
             closeCircuitBreaker(identifier: "none")
@@ -67,9 +70,8 @@ import Testing
                     #expect(error is NotFound)
                 }
             }
-            #expect(breakerRow(registry, "k")?.state == .closed)
-            #expect(breakerRow(registry, "k")?.failures == 0)
-            #expect(breakerRow(registry, "k")?.calls == 1)
+            // Successes only: the breaker left after each of them.
+            #expect(breakerRow(registry, "k") == nil)
             await breakerCall(policy, key: "k", .fail)
             #expect(breakerState(registry, "k") == .open)
             // A trial that throws an error that does not count closes the breaker.
@@ -163,11 +165,15 @@ import Testing
         await onManualClock { clock, registry in
             let held = await gatedBreakerCall(Self.policy, key: "k", registry: registry)
             resetCircuitBreaker(identifier: "k")
-            #expect(await breakerCall(Self.policy, key: "k", .succeed) == "ok")
+            // The new breaker's own call, still running, keeps it in the registry.
+            let current = await gatedBreakerCall(Self.policy, key: "k", registry: registry)
             held.gate.open(.fail)
             #expect(await held.task.value == "boom")
             #expect(breakerRow(registry, "k")?.state == .closed)
             #expect(breakerRow(registry, "k")?.failures == 0)
+            current.gate.open(.succeed)
+            #expect(await current.task.value == "ok")
+            #expect(breakerRow(registry, "k") == nil)
         }
     }
 

@@ -4,35 +4,87 @@ import Testing
 
 @testable import Tempo
 
-/// A breaker equivalent to a fresh one leaves the registry: closed, no call of its current
-/// state still running, and no outcome in its window (a time window's outcomes leave it as
-/// they age; a count window's never do, since any of them can change when it opens).
+/// A breaker leaves the registry when it is closed, holds no manual state, no call it admitted
+/// in its current state is still running, and its window holds no failure (only successes, or
+/// nothing): successes alone never open a breaker, so it forgets them, and the next call makes
+/// a new one with an empty window. A failure keeps it until the failure leaves the window (a
+/// time window: it ages out; a count window: later outcomes push it out, or the breaker opens).
 @Suite struct CircuitBreakerLeavingTests {
     static let byTime = CircuitBreakerPolicy(
         failureRatio: 0.5, window: .lastDuration(.seconds(10)), minimumCalls: 2)
 
-    @Test func timeWindowBreakersLeaveOnceTheirOutcomesAreOld() async {
-        await onManualClock { clock, registry in
+    /// The scenario with the default policy (a count window of the last 20 calls).
+    @Test func healthyCountWindowBreakersLeaveAtOnce() async {
+        await onManualClock { _, registry in
+            for i in 0..<1_000 {
+                let answer = await breakerCall(CircuitBreakerPolicy(), key: "host-\(i)", .succeed)
+                #expect(answer == "ok")
+            }
+            #expect(registry.liveKeyCount == 0)
+            #expect(!registry.snapshot().entries.contains { $0.kind == .circuitBreaker })
+        }
+    }
+
+    /// The same with a time window: the successes do not wait to age out.
+    @Test func healthyTimeWindowBreakersLeaveAtOnce() async {
+        await onManualClock { _, registry in
             for i in 0..<1_000 { await breakerCall(Self.byTime, key: "host-\(i)", .succeed) }
-            #expect(registry.liveKeyCount == 1_000)
-            await clock.advance(by: .milliseconds(9_999))
-            #expect(registry.liveKeyCount == 1_000)
+            #expect(registry.liveKeyCount == 0)
+            #expect(!registry.snapshot().entries.contains { $0.kind == .circuitBreaker })
+        }
+    }
+
+    /// A count window's failure keeps the breaker, whatever the time, until later successes
+    /// push it out of the window; then it leaves.
+    @Test func aCountWindowsFailureKeepsItUntilPushedOut() async {
+        await onManualClock { clock, registry in
+            let policy = CircuitBreakerPolicy(window: .lastCalls(3), minimumCalls: 3)
+            await breakerCall(policy, key: "a", .fail)
+            await clock.advance(by: .seconds(86_400))
+            #expect(registry.liveKeyCount == 1)
+            #expect(breakerRow(registry, "a")?.failures == 1)
+            await breakerCall(policy, key: "a", .succeed)
+            await breakerCall(policy, key: "a", .succeed)
+            #expect(breakerRow(registry, "a")?.calls == 3)
+            #expect(breakerRow(registry, "a")?.failures == 1)
+            await breakerCall(policy, key: "a", .succeed)
+            #expect(registry.liveKeyCount == 0)
+            #expect(registry.snapshot().isEmpty)
+        }
+    }
+
+    /// A time window's failure keeps the breaker until it is a window old, on the breaker's
+    /// timer; the successes around it do not keep it longer.
+    @Test func aTimeWindowsFailureKeepsItUntilItIsOld() async {
+        await onManualClock { clock, registry in
+            let policy = CircuitBreakerPolicy(
+                failureRatio: 0.9, window: .lastDuration(.seconds(10)), minimumCalls: 2)
+            await breakerCall(policy, key: "a", .fail)
+            await breakerCall(policy, key: "a", .succeed)
+            await clock.advance(by: .seconds(6))
+            await breakerCall(policy, key: "a", .succeed)
+            #expect(breakerRow(registry, "a")?.calls == 3)
+            await clock.advance(by: .milliseconds(3_999))
+            #expect(breakerRow(registry, "a")?.failures == 1)
             await clock.advance(by: .milliseconds(1))
             #expect(registry.liveKeyCount == 0)
             #expect(registry.snapshot().isEmpty)
         }
     }
 
-    /// A later outcome keeps the breaker until it too is a window old.
-    @Test func aLaterOutcomeKeepsItUntilThatOneIsOld() async {
-        await onManualClock { clock, registry in
-            await breakerCall(Self.byTime, key: "a", .succeed)
-            await clock.advance(by: .seconds(6))
-            await breakerCall(Self.byTime, key: "a", .succeed)
-            await clock.advance(by: .seconds(4))
-            #expect(breakerRow(registry, "a")?.calls == 1)
-            await clock.advance(by: .seconds(6))
+    /// One that left after successes comes back fresh: its successes are forgotten, so a
+    /// count window of the default policy needs ten new outcomes before it opens: nine
+    /// failures after nine successes that left it closed do not open it, a tenth does.
+    @Test func aCountWindowBreakerThatLeftComesBackFresh() async {
+        await onManualClock { _, registry in
+            let policy = CircuitBreakerPolicy()
+            for _ in 0..<9 { await breakerCall(policy, key: "a", .succeed) }
             #expect(registry.liveKeyCount == 0)
+            for _ in 0..<9 { await breakerCall(policy, key: "a", .fail) }
+            #expect(breakerRow(registry, "a")?.calls == 9)
+            #expect(breakerState(registry, "a") == .closed)
+            await breakerCall(policy, key: "a", .fail)
+            #expect(breakerState(registry, "a") == .open)
         }
     }
 
@@ -53,16 +105,18 @@ import Testing
     /// A breaker that closed again after its trial is fresh, and leaves at once.
     @Test func aBreakerThatRecoveredLeaves() async {
         await onManualClock { clock, registry in
-            let policy = CircuitBreakerPolicy(minimumCalls: 1, breakDuration: .seconds(5))
+            let policy = CircuitBreakerPolicy(minimumCalls: 2, breakDuration: .seconds(5))
+            await breakerCall(policy, key: "a", .fail)
             await breakerCall(policy, key: "a", .fail)
             #expect(breakerState(registry, "a") == .open)
             await clock.advance(by: .seconds(5))
             #expect(registry.liveKeyCount == 1)
             #expect(await breakerCall(policy, key: "a", .succeed) == "ok")
             #expect(registry.liveKeyCount == 0)
-            // It comes back as a fresh one.
-            #expect(await breakerCall(policy, key: "a", .succeed) == "ok")
+            // It comes back as a fresh one: one failure is one call, short of the minimum.
+            #expect(await breakerCall(policy, key: "a", .fail) == "boom")
             #expect(breakerRow(registry, "a")?.calls == 1)
+            #expect(breakerState(registry, "a") == .closed)
         }
     }
 
@@ -85,15 +139,15 @@ import Testing
         }
     }
 
-    /// A count window's outcomes stay: one success then nine failures open a breaker of the
+    /// A count window's failure stays: one failure then nine more open a breaker of the
     /// default policy (ten calls), where nine failures alone would not.
-    @Test func aCountWindowWithOutcomesStays() async {
+    @Test func aCountWindowWithAFailureStays() async {
         await onManualClock { clock, registry in
             let policy = CircuitBreakerPolicy()
-            await breakerCall(policy, key: "a", .succeed)
-            await breakerCall(policy, key: "b", .fail)
+            await breakerCall(policy, key: "a", .fail)
+            await breakerCall(policy, key: "b", .succeed)
             await clock.advance(by: .seconds(86_400))
-            #expect(registry.liveKeyCount == 2)
+            #expect(registry.liveKeyCount == 1)
             for _ in 0..<8 {
                 await breakerCall(policy, key: "a", .fail)
                 await breakerCall(policy, key: "b", .fail)

@@ -14,9 +14,10 @@ import Testing
 // cancellation, or held at a gate and ended later), clock advances and manual opens and
 // closes through the engine (on the manual clock, through the public API) and through
 // `BreakerModel`, and requires the same answer for every call, the same state changes, and
-// after every step the same snapshot row: none exactly when the model says the breaker is
-// equivalent to a fresh one (it has left the registry), and a breaker that left and comes
-// back matches a fresh model, its earlier calls counting for nothing.
+// after every step the same snapshot row: none exactly when the model says the breaker leaves
+// (closed, no call of its state running, no failure in its window), and a breaker that left
+// and comes back matches a new model (its successes forgotten), its earlier calls counting for
+// nothing.
 //
 // Run one seed alone: `TEMPO_MODEL_SEED=1234 swift test --filter CircuitBreakerModelCheck`.
 
@@ -61,15 +62,14 @@ struct BreakerModel {
         succeeded = 0
     }
 
-    /// Equivalent to a fresh breaker at `now`: closed, no call of its epoch running, nothing
-    /// in its window (any outcome can change when it opens, through the minimum calls or the
-    /// ratio).
+    /// Leaves the registry at `now`: closed, no call of its epoch running, no failure in its
+    /// window (successes alone never open a breaker: it forgets them).
     func isFresh(at now: Int) -> Bool {
-        state == "closed" && closedRunning == 0 && window(at: now).isEmpty
+        state == "closed" && closedRunning == 0 && !window(at: now).contains { $0.failed }
     }
 
-    /// A fresh breaker leaves: the next call, or control, finds a new one, which knows no
-    /// callback and counts no call admitted before.
+    /// A fresh breaker leaves: the next call, or control, finds a new one, with an empty
+    /// window, which knows no callback and counts no call admitted before.
     mutating func leaveIfFresh(at now: Int) {
         guard isFresh(at: now) else { return }
         let kept = (changes, generation)

@@ -25,7 +25,8 @@ import Testing
         await onManualClock { clock, registry in
             let log = Log<String>()
             let policy = Self.policy(log: log)
-            for step in [BreakerStep.succeed, .fail, .succeed] {
+            // A failure first: successes before any failure leave with the healthy breaker.
+            for step in [BreakerStep.fail, .succeed, .succeed] {
                 await breakerCall(policy, key: "k", step)
             }
             #expect(breakerState(registry, "k") == .closed)
@@ -48,7 +49,7 @@ import Testing
             #expect(breakerRow(registry, "a")?.failures == 2)
             #expect(breakerState(registry, "a") == .closed)
             for index in 0..<10 {
-                await breakerCall(policy, key: "b", index < 7 ? .succeed : .fail)
+                await breakerCall(policy, key: "b", [0, 8, 9].contains(index) ? .fail : .succeed)
             }
             #expect(breakerState(registry, "b") == .open)
         }
@@ -231,7 +232,9 @@ import Testing
                 }
             }
             #expect(sites == ["boom", "open(10000ms)"])
-            #expect(registry.snapshot().entries(.circuitBreaker).count == 3)
+            // "a" and the call site's breaker are open; "b", healthy, has left.
+            #expect(registry.snapshot().entries(.circuitBreaker).count == 2)
+            #expect(breakerRow(registry, "b") == nil)
         }
     }
 
