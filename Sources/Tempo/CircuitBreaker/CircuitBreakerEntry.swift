@@ -45,7 +45,7 @@ struct CircuitBreakerEntry: Sendable {
     /// This breaker's generation: unique to it in its registry (a breaker made again under the
     /// same key has a new one), so a call admitted by one that left or was reset counts for
     /// nothing in its successor.
-    let generation: UInt64
+    private(set) var generation: UInt64
     private(set) var window: CircuitBreakerWindow
     private var shape: CircuitBreakerPolicy.Window
     /// While open: when the break ends; `nil` when it was opened by hand.
@@ -60,6 +60,9 @@ struct CircuitBreakerEntry: Sendable {
     private(set) var trialsSucceeded = 0
     /// The state-change callback of the latest policy seen.
     private var callback: (@Sendable (CircuitBreakerState, CircuitBreakerState) -> Void)?
+    /// Whether this is its shard's kept idle breaker (the registry's bookkeeping, see
+    /// `TempoRegistry.Tables.keptIdleBreaker`); the state's own rules ignore it.
+    var isKept = false
 
     init(window: CircuitBreakerPolicy.Window, generation: UInt64) {
         self.window = CircuitBreakerWindow(window)
@@ -75,9 +78,24 @@ struct CircuitBreakerEntry: Sendable {
     /// stored count (``isIdle(at:)`` ages them first).
     var isFresh: Bool { state == .closed && callsRunning == 0 && window.failures == 0 }
 
+    /// `isFresh` and `isKept`, read in place (as `generationInPlace`).
+    var isFreshInPlace: Bool { mutating get { isFresh } }
+    var isKeptInPlace: Bool { mutating get { isKept } }
+
     /// When the breaker's timer must wake: when a closed breaker's time window holds no
     /// failure again.
     var nextWake: Duration? { state == .closed ? window.failureFreeAt : nil }
+
+    /// A fresh breaker becomes a new one, in `generation`, in place: its successes, its
+    /// callback and its calls of earlier states are forgotten, as if it had left and been made
+    /// again (its window's storage is kept, so a breaker used one call at a time allocates
+    /// nothing).
+    mutating func forget(generation: UInt64) {
+        self.generation = generation
+        epoch &+= 1
+        window.forget()
+        callback = nil
+    }
 
     /// Forgets the outcomes of the time window that have aged at `now`.
     mutating func age(at now: Duration) { window.expire(at: now) }

@@ -55,6 +55,15 @@ struct CircuitBreakerWindow: Sendable {
         if failure { failures += 1 }
     }
 
+    /// Forgets every outcome, keeping the storage (a breaker kept idle, as a new one).
+    mutating func forget() {
+        failed.removeAll(keepingCapacity: true)
+        times.removeAll(keepingCapacity: true)
+        head = 0
+        calls = 0
+        failures = 0
+    }
+
     /// Drops the outcomes of a time window that are `span` or more old at `now`.
     mutating func expire(at now: Duration) {
         guard let span else { return }

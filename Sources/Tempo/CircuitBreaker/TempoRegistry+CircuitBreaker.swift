@@ -29,6 +29,9 @@ extension CircuitBreakerEntry: CallFreeEntry {
 
     func keepsWhenTimerEnds(at now: Duration) -> Bool { !isIdle(at: now) }
 
+    /// The shard's kept idle breaker is not listed: it has left the registry.
+    var isListed: Bool { !(isKept && isFresh) }
+
     func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
         let reading = reading(at: now)
         return TempoSnapshot.Entry(
@@ -36,6 +39,16 @@ extension CircuitBreakerEntry: CallFreeEntry {
             state: .circuitBreaker(
                 state: reading.state, failures: reading.failures, calls: reading.calls,
                 reopensAt: reading.reopensAt))
+    }
+}
+
+extension TempoRegistry.Tables {
+    /// 1 when the breaker of `keptIdleBreaker` is in its table and has left the registry.
+    var keptIdleBreakerCount: Int {
+        guard let key = keptIdleBreaker, let slot = circuitBreakers[key], slot.state.isKept,
+            slot.state.isFresh
+        else { return 0 }
+        return 1
     }
 }
 
@@ -83,35 +96,52 @@ extension TempoRegistry {
         _ key: GroupKey, _ outcome: CircuitBreakerEntry.Outcome,
         admitted: (epoch: UInt64, generation: UInt64), policy: CircuitBreakerPolicy
     ) {
-        let (change, timer) = shard(key).tables.withLock { tables in
-            CircuitBreakerEntry.access(&tables) {
-                table, ids -> (CircuitBreakerEntry.Change?, TimerRef?) in
-                guard let index = table.index(forKey: key),
-                    table.values[index].state.generationInPlace == admitted.generation
-                else { return (nil, nil) }
-                let change = table.values[index].state.record(
-                    outcome, epoch: admitted.epoch, at: { clock.now() }, policy: policy)
-                return (change, Self.settleBreaker(key, at: index, in: &table, ids: &ids, self))
-            }
+        let (change, timer) = shard(key).tables.withLock {
+            tables -> (CircuitBreakerEntry.Change?, TimerRef?) in
+            guard let index = tables.circuitBreakers.index(forKey: key),
+                tables.circuitBreakers.values[index].state.generationInPlace
+                    == admitted.generation
+            else { return (nil, nil) }
+            let change = tables.circuitBreakers.values[index].state.record(
+                outcome, epoch: admitted.epoch, at: { clock.now() }, policy: policy)
+            return (change, Self.settleBreaker(key, at: index, in: &tables, self))
         }
         timer?.cancel()
         change?.notify()
     }
 
-    /// After a change to the breaker at `index`: a fresh one leaves its table (its timer
-    /// returned, to cancel outside the lock); a closed time window's timer is armed for when
-    /// the window holds no failure again.
+    /// After a change to the breaker at `index`: a fresh one leaves the registry (its timer
+    /// returned, to cancel outside the lock) and stays in its table as the shard's kept idle
+    /// breaker, made new in place; the one kept before leaves the table if it is still idle.
+    /// A closed time window's timer is armed for when the window holds no failure again.
     @inline(__always)
     private static func settleBreaker(
         _ key: GroupKey, at index: [GroupKey: Slot<CircuitBreakerEntry>].Index,
-        in table: inout [GroupKey: Slot<CircuitBreakerEntry>], ids: inout IDSource,
-        _ registry: TempoRegistry
+        in tables: inout Tables, _ registry: TempoRegistry
     ) -> TimerRef? {
-        if table.values[index].state.isFresh { return table.removeLive(key)?.timer }
-        if let wake = table.values[index].state.nextWake {
-            registry.arm(&table.values[index], key: key, wake: wake, ids: &ids)
+        guard tables.circuitBreakers.values[index].state.isFreshInPlace else {
+            if let wake = tables.circuitBreakers.values[index].state.nextWake {
+                registry.arm(
+                    &tables.circuitBreakers.values[index], key: key, wake: wake,
+                    ids: &tables.ids)
+            }
+            return nil
         }
-        return nil
+        let timer = tables.circuitBreakers.values[index].takeTimer()
+        tables.circuitBreakers.values[index].state.forget(generation: tables.ids.next())
+        guard !tables.circuitBreakers.values[index].state.isKeptInPlace else { return timer }
+        tables.circuitBreakers.values[index].state.isKept = true
+        if let previous = tables.keptIdleBreaker, previous != key,
+            let kept = tables.circuitBreakers.index(forKey: previous)
+        {
+            if tables.circuitBreakers.values[kept].state.isFreshInPlace {
+                tables.circuitBreakers.removeLive(previous)
+            } else {
+                tables.circuitBreakers.values[kept].state.isKept = false
+            }
+        }
+        tables.keptIdleBreaker = key
+        return timer
     }
 
     /// Opens the breaker `identifier` until it is closed or reset by hand (a new one when
@@ -143,13 +173,11 @@ extension TempoRegistry {
     /// - Parameter identifier: The identifier the breaker's calls are made with.
     public func closeCircuitBreaker(identifier: String) {
         let key = GroupKey.name(identifier)
-        let (change, timer) = shard(key).tables.withLock { tables in
-            CircuitBreakerEntry.access(&tables) {
-                table, ids -> (CircuitBreakerEntry.Change?, TimerRef?) in
-                guard let index = table.index(forKey: key) else { return (nil, nil) }
-                let change = table.values[index].state.close()
-                return (change, Self.settleBreaker(key, at: index, in: &table, ids: &ids, self))
-            }
+        let (change, timer) = shard(key).tables.withLock {
+            tables -> (CircuitBreakerEntry.Change?, TimerRef?) in
+            guard let index = tables.circuitBreakers.index(forKey: key) else { return (nil, nil) }
+            let change = tables.circuitBreakers.values[index].state.close()
+            return (change, Self.settleBreaker(key, at: index, in: &tables, self))
         }
         timer?.cancel()
         change?.notify()
@@ -170,5 +198,30 @@ extension TempoRegistry {
         removed?.timer?.cancel()
         guard var entry = removed?.state else { return }
         entry.close()?.notify()
+    }
+}
+
+extension TempoRegistry {
+    /// The breaker entries the tables hold, how many of them are kept idle (left the
+    /// registry), and what breaks their rule, if anything: in every shard, a fresh entry only
+    /// as the kept one, made new and without a timer. For tests.
+    var breakerTablesCheck: (stored: Int, kept: Int, broken: String?) {
+        var stored = 0
+        var kept = 0
+        var broken: String?
+        for (index, shard) in shards.enumerated() {
+            shard.tables.withLock { tables in
+                stored += tables.circuitBreakers.count
+                kept += tables.keptIdleBreakerCount
+                for (key, slot) in tables.circuitBreakers where slot.state.isFresh {
+                    if key != tables.keptIdleBreaker || !slot.state.isKept {
+                        broken = "shard \(index) holds the fresh breaker \(key) without keeping it"
+                    } else if slot.timer != nil || slot.state.window.calls != 0 {
+                        broken = "shard \(index) keeps the breaker \(key) with a timer or calls"
+                    }
+                }
+            }
+        }
+        return (stored, kept, broken)
     }
 }
