@@ -72,6 +72,25 @@ import Testing
         }
     }
 
+    /// With two failures in a time window, the breaker's timer wakes when the newer one has
+    /// aged out, not the success after it: it leaves a window after its newest failure.
+    @Test func itLeavesAWindowAfterItsNewestFailureNotItsNewestSuccess() async {
+        await onManualClock { clock, registry in
+            let policy = CircuitBreakerPolicy(
+                failureRatio: 0.9, window: .lastDuration(.seconds(10)), minimumCalls: 4)
+            await breakerCall(policy, key: "a", .fail)
+            await clock.advance(by: .seconds(5))
+            await breakerCall(policy, key: "a", .fail)
+            await clock.advance(by: .seconds(2))
+            await breakerCall(policy, key: "a", .succeed)
+            await clock.advance(by: .seconds(3))
+            #expect(breakerRow(registry, "a")?.failures == 1)
+            await clock.advance(by: .seconds(5))
+            #expect(registry.liveKeyCount == 0)
+            #expect(registry.snapshot().isEmpty)
+        }
+    }
+
     /// One that left after successes comes back fresh: its successes are forgotten, so a
     /// count window of the default policy needs ten new outcomes before it opens: nine
     /// failures after nine successes that left it closed do not open it, a tenth does.
