@@ -37,9 +37,15 @@
 /// actor (or off any actor, for a caller on none), with no hop on the way in or out.
 ///
 /// Admission and the outcome are each at most a clock read, a lock and a table update: no
-/// `Task`, no timer. The breaker shows in ``TempoRegistry/snapshot()`` as
-/// ``TempoSnapshot/State/circuitBreaker(state:failures:calls:reopensAt:)`` and stays there
-/// until ``resetCircuitBreaker(identifier:)``. Calls of one key should pass the same policy;
+/// `Task`; a time window's breaker has one timer, for leaving. The breaker shows in
+/// ``TempoRegistry/snapshot()`` as
+/// ``TempoSnapshot/State/circuitBreaker(state:failures:calls:reopensAt:)`` while it is live: it
+/// leaves the registry when it is closed, none of its calls of that state is running and its
+/// window holds no failure (successes alone never open it, so it forgets them: the next call
+/// starts a new breaker with an empty window), or at ``resetCircuitBreaker(identifier:)``. A
+/// failure keeps it until it leaves the window (a time window's ages out; a count window's is
+/// pushed out by later outcomes) or the breaker opens; see <doc:CircuitBreaker>. Calls of one key should pass
+/// the same policy;
 /// each call is judged by its own, and a call whose ``CircuitBreakerPolicy/window`` differs
 /// from the breaker's empties the window.
 ///
@@ -157,7 +163,8 @@ public func openCircuitBreaker(identifier: String) {
 
 /// Closes the circuit breaker `identifier` now, whatever its state: its window starts empty,
 /// its next break is the policy's first, and calls still running from before count for
-/// nothing. Does nothing when no breaker is live for `identifier`.
+/// nothing. So it is equivalent to a new breaker and leaves the registry. Does nothing when no
+/// breaker is live for `identifier`.
 ///
 /// ```swift
 /// closeCircuitBreaker(identifier: "payments")   // the service is back

@@ -7,6 +7,14 @@
 /// Every change of state starts a new epoch. A call is admitted in an epoch and its outcome
 /// counts only if the breaker is still in that epoch when it ends: a call admitted while
 /// closed that ends after the breaker opened (or was reset) counts for nothing.
+///
+/// A breaker leaves its registry (``isFresh``) when it is closed, no call admitted in its
+/// current epoch is still running (its outcome would count), and its window holds no failure.
+/// Successes alone never open a breaker: one that leaves forgets them, and the next call makes
+/// a new one, in a new generation, with an empty window, which needs the minimum calls again
+/// before it can open, as any new breaker. A failure keeps it until the failure leaves the
+/// window: a time window's ages out (the breaker's one timer wakes then), a count window's is
+/// pushed out by later outcomes (or the breaker opens). Open and half-open breakers stay.
 struct CircuitBreakerEntry: Sendable {
     /// How a call ended, for the breaker.
     enum Outcome: Sendable, Equatable {
@@ -34,6 +42,10 @@ struct CircuitBreakerEntry: Sendable {
 
     private(set) var state: CircuitBreakerState = .closed
     private(set) var epoch: UInt64 = 0
+    /// This breaker's generation: unique to it in its registry (a breaker made again under the
+    /// same key has a new one), so a call admitted by one that left or was reset counts for
+    /// nothing in its successor.
+    private(set) var generation: UInt64
     private(set) var window: CircuitBreakerWindow
     private var shape: CircuitBreakerPolicy.Window
     /// While open: when the break ends; `nil` when it was opened by hand.
@@ -41,16 +53,52 @@ struct CircuitBreakerEntry: Sendable {
     /// The latest break, which a failed trial doubles (when the policy lets it grow); `nil`
     /// once closed.
     private(set) var lastBreak: Duration?
+    /// While closed: the calls admitted in this epoch that have not ended.
+    private(set) var callsRunning = 0
     /// While half-open: trial calls running, and trial calls that succeeded.
     private(set) var trialsRunning = 0
     private(set) var trialsSucceeded = 0
     /// The state-change callback of the latest policy seen.
     private var callback: (@Sendable (CircuitBreakerState, CircuitBreakerState) -> Void)?
+    /// Whether this is its shard's kept idle breaker (the registry's bookkeeping, see
+    /// `TempoRegistry.Tables.keptIdleBreaker`); the state's own rules ignore it.
+    var isKept = false
 
-    init(window: CircuitBreakerPolicy.Window) {
+    init(window: CircuitBreakerPolicy.Window, generation: UInt64) {
         self.window = CircuitBreakerWindow(window)
         shape = window
+        self.generation = generation
     }
+
+    /// `generation`, read in place (as `Slot.generationInPlace`, without copying the entry).
+    var generationInPlace: UInt64 { mutating get { generation } }
+
+    /// Closed, no call of this epoch running and no failure in the window: it leaves, and a
+    /// call made later finds a new breaker. Time window failures that have aged but are still
+    /// stored count (``isIdle(at:)`` ages them first).
+    var isFresh: Bool { state == .closed && callsRunning == 0 && window.failures == 0 }
+
+    /// `isFresh` and `isKept`, read in place (as `generationInPlace`).
+    var isFreshInPlace: Bool { mutating get { isFresh } }
+    var isKeptInPlace: Bool { mutating get { isKept } }
+
+    /// When the breaker's timer must wake: when a closed breaker's time window holds no
+    /// failure again.
+    var nextWake: Duration? { state == .closed ? window.failureFreeAt : nil }
+
+    /// A fresh breaker becomes a new one, in `generation`, in place: its successes, its
+    /// callback and its calls of earlier states are forgotten, as if it had left and been made
+    /// again (its window's storage is kept, so a breaker used one call at a time allocates
+    /// nothing).
+    mutating func forget(generation: UInt64) {
+        self.generation = generation
+        epoch &+= 1
+        window.forget()
+        callback = nil
+    }
+
+    /// Forgets the outcomes of the time window that have aged at `now`.
+    mutating func age(at now: Duration) { window.expire(at: now) }
 
     /// A call at `now` under `policy`: it runs (closed, or a free trial slot) or is rejected.
     /// An open breaker whose break is over turns half-open first (`change`). The clock is read
@@ -65,6 +113,7 @@ struct CircuitBreakerEntry: Sendable {
         }
         switch state {
         case .closed:
+            callsRunning += 1
             return .run(epoch: epoch)
         case .open:
             guard let reopensAt else { return .rejected(retryAfter: nil) }
@@ -96,6 +145,7 @@ struct CircuitBreakerEntry: Sendable {
         guard epoch == self.epoch else { return nil }
         switch state {
         case .closed:
+            callsRunning -= 1
             guard outcome != .cancelled else { return nil }
             var read: Duration?
             window.record(failure: outcome == .failure) {
@@ -145,6 +195,7 @@ struct CircuitBreakerEntry: Sendable {
         let old = old ?? state
         state = new
         epoch &+= 1
+        callsRunning = 0
         trialsRunning = 0
         trialsSucceeded = 0
         window = CircuitBreakerWindow(shape)

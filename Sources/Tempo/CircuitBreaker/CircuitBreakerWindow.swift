@@ -16,6 +16,9 @@ struct CircuitBreakerWindow: Sendable {
     /// Outcomes held, and how many of them are failures.
     private(set) var calls = 0
     private(set) var failures = 0
+    /// A time window's newest failure: when it ended (kept after it leaves; read only while
+    /// `failures` is not zero, when it is still in the window).
+    private var newestFailure: Duration = .zero
 
     init(_ window: CircuitBreakerPolicy.Window) {
         switch window {
@@ -47,8 +50,18 @@ struct CircuitBreakerWindow: Sendable {
             failed.append(failure)
             times.append(now)
             calls += 1
+            if failure { newestFailure = now }
         }
         if failure { failures += 1 }
+    }
+
+    /// Forgets every outcome, keeping the storage (a breaker kept idle, as a new one).
+    mutating func forget() {
+        failed.removeAll(keepingCapacity: true)
+        times.removeAll(keepingCapacity: true)
+        head = 0
+        calls = 0
+        failures = 0
     }
 
     /// Drops the outcomes of a time window that are `span` or more old at `now`.
@@ -69,6 +82,14 @@ struct CircuitBreakerWindow: Sendable {
             times.removeFirst(head)
             head = 0
         }
+    }
+
+    /// When the newest failure of a time window leaves it, and the window holds no failure
+    /// again: `nil` for a count window (its outcomes never leave by age) and for a window with
+    /// no failure.
+    var failureFreeAt: Duration? {
+        guard let span, failures > 0 else { return nil }
+        return newestFailure.adding(span)
     }
 
     /// The calls and failures in the window at `now`, without changing it (for the snapshot).

@@ -28,7 +28,9 @@
 /// are rethrown; its permits are spent either way (a permit counts calls started, not calls
 /// that succeeded). A key whose bucket is full again and that has nobody waiting leaves the
 /// registry (at the latest one whole bucket's refill later), so an idle program's
-/// ``TempoRegistry/snapshot()`` is empty.
+/// ``TempoRegistry/snapshot()`` is empty. The limit holds at either end of the clock's range:
+/// at its last instant a key admits its burst and no more (its bucket never fills again
+/// there, so the key stays).
 ///
 /// The function is `nonisolated(nonsending)`, and so is `operation`: both run on the caller's
 /// actor (or off any actor, for a caller on none), with no hop on the way in or out.

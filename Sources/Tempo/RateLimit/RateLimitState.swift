@@ -6,8 +6,13 @@
 /// tolerance `τ` (the burst times the refill) is admitted at `t` when
 /// `max(fullAt, t) + c - t <= τ`, and then moves `fullAt` to `max(fullAt, t) + c`. So a call
 /// is admitted at once when `fullAt - (τ - c) <= now`, and otherwise at exactly that instant.
-/// (`RateLimit.bucket` keeps `τ` within half of `Duration`'s range, so none of this saturates
-/// on a registry's clock.)
+///
+/// `fullAt` is kept as the bucket's debt at an instant: how long after `base` it is full. At
+/// the top of `Duration`'s range the bucket may be full only past the last representable
+/// instant; the debt still says how far, so the bound holds there as anywhere (an absolute
+/// `fullAt` would saturate at the maximum and call the bucket full). `RateLimit.bucket` keeps
+/// `τ` within half of `Duration`'s range, so a debt, at most `τ`, never saturates; the instants
+/// worked out from it (a wake, the next permit) do, at the end of the range.
 ///
 /// Waiters queue first in first out: only the head can be admitted, and a call made while
 /// someone waits is not admitted before them, even when its permit is free.
@@ -27,9 +32,10 @@ struct RateLimitState<Waiter> {
             room = Duration(attoseconds: refill.attoseconds &* Int128(burst - weight))
         }
 
-        /// When a call asking this is admitted against a bucket full at `fullAt`, from `now` on.
-        func admission(fullAt: Duration, now: Duration) -> Duration {
-            max(now, fullAt.subtracting(room))
+        /// How long after now a call asking this is admitted against a bucket whose debt is
+        /// `debt` (full `debt` after now).
+        func wait(debt: Duration) -> Duration {
+            max(debt.subtracting(room), .zero)
         }
     }
 
@@ -41,8 +47,10 @@ struct RateLimitState<Waiter> {
         var waiter: Waiter
     }
 
-    /// The instant the bucket is full again.
-    private(set) var fullAt: Duration
+    /// The instant the bucket's debt was last worked out at.
+    private var base: Duration
+    /// How long after `base` the bucket is full again: zero or more, at most the whole bucket.
+    private var ahead: Duration = .zero
     /// The refill and burst of the latest call, for the snapshot.
     private(set) var refill: Duration
     private(set) var burst: Int
@@ -52,9 +60,12 @@ struct RateLimitState<Waiter> {
     private(set) var queue: [Queued] = []
     private var lastID: UInt64 = 0
 
+    /// The instant the bucket is full again (saturating at the end of the range; for tests).
+    var fullAt: Duration { base.adding(ahead) }
+
     /// A full bucket at `now`.
     init(now: Duration, refill: Duration, burst: Int) {
-        fullAt = now
+        base = now
         self.refill = refill
         self.burst = burst
         whole = Duration(attoseconds: refill.attoseconds &* Int128(burst))
@@ -74,28 +85,42 @@ struct RateLimitState<Waiter> {
         self.burst = burst
         whole = Duration(attoseconds: ask.cost.attoseconds &+ ask.room.attoseconds)
         guard queue.isEmpty else {
-            return .limited(retryAfter: admissionForNewcomer(ask, at: now).subtracting(now))
+            return .limited(retryAfter: waitForNewcomer(ask, at: now))
         }
         // Nobody waits: the call's own admission decides (the common case, kept short).
         // (Compared as attoseconds: `Duration`'s own comparison is a call into the runtime.)
-        let admission = fullAt.subtracting(ask.room)
-        guard admission.attoseconds <= now.attoseconds else {
-            return .limited(retryAfter: admission.subtracting(now))
-        }
-        fullAt = (fullAt.attoseconds < now.attoseconds ? now : fullAt).adding(ask.cost)
+        let owed = debt(at: now)
+        let over = owed.attoseconds &- ask.room.attoseconds
+        guard over <= 0 else { return .limited(retryAfter: Duration(attoseconds: over)) }
+        take(ask, debt: owed, at: now)
         return .admitted
     }
 
-    /// When a call asking `ask` at `now` is admitted if it joins the back of the queue and
-    /// nobody ahead gives up.
-    func admissionForNewcomer(_ ask: Ask, at now: Duration) -> Duration {
-        var full = fullAt
-        var at = now
+    /// How long after `now` the bucket is full: zero when it is full.
+    func debt(at now: Duration) -> Duration {
+        // Both are within the range, and `ahead` at most half of it: `ahead - elapsed` (at
+        // least `-ahead` wherever it does not saturate) is exact when positive.
+        let owed = ahead.subtracting(now.subtracting(base))
+        return owed.attoseconds > 0 ? owed : .zero
+    }
+
+    /// Debits `ask` from a bucket that owes `debt` at `now` (its admission is due).
+    private mutating func take(_ ask: Ask, debt: Duration, at now: Duration) {
+        base = now
+        ahead = Duration(attoseconds: debt.attoseconds &+ ask.cost.attoseconds)
+    }
+
+    /// How long after `now` a call asking `ask` at `now` is admitted if it joins the back of
+    /// the queue and nobody ahead gives up.
+    func waitForNewcomer(_ ask: Ask, at now: Duration) -> Duration {
+        // Both measured from now: when the one ahead is admitted, and the bucket's debt then.
+        var owed = debt(at: now)
+        var at = Duration.zero
         for queued in queue {
-            at = max(at, queued.ask.admission(fullAt: full, now: at))
-            full = max(full, at).adding(queued.ask.cost)
+            at = max(at, owed.subtracting(queued.ask.room))
+            owed = max(owed, at).adding(queued.ask.cost)
         }
-        return max(at, ask.admission(fullAt: full, now: at))
+        return max(at, owed.subtracting(ask.room))
     }
 
     /// Queues a waiter at `now` (after ``call(at:ask:refill:burst:)`` said `.limited`);
@@ -122,14 +147,14 @@ struct RateLimitState<Waiter> {
     mutating func settle(at now: Duration) -> Settled {
         var settled = Settled()
         while true {
-            while let head = queue.first, head.ask.admission(fullAt: fullAt, now: now) <= now {
-                fullAt = max(fullAt, now).adding(head.ask.cost)
+            while let head = queue.first, head.ask.wait(debt: debt(at: now)) == .zero {
+                take(head.ask, debt: debt(at: now), at: now)
                 settled.admitted.append(queue.removeFirst().waiter)
             }
             guard let index = queue.firstIndex(where: { $0.deadline.map { $0 <= now } ?? false })
             else { return settled }
             let expired = queue.remove(at: index)
-            let after = admissionForNewcomer(expired.ask, at: now).subtracting(now)
+            let after = waitForNewcomer(expired.ask, at: now)
             settled.expired.append((expired.waiter, after))
         }
     }
@@ -146,46 +171,52 @@ struct RateLimitState<Waiter> {
     mutating func removeAll(at now: Duration) -> [Waiter] {
         defer {
             queue = []
-            fullAt = min(fullAt, now)
+            fill(at: now)
         }
         return queue.map(\.waiter)
     }
 
     /// Fills the bucket at `now`, and admits the waiters it lets through.
     mutating func reset(at now: Duration) -> Settled {
-        fullAt = min(fullAt, now)
+        fill(at: now)
         return settle(at: now)
+    }
+
+    /// The bucket is full at `now`.
+    private mutating func fill(at now: Duration) {
+        base = now
+        ahead = .zero
     }
 
     /// When the timer must wake at `now`: with waiters, the head's admission or the first
     /// deadline, whichever is first. With nobody waiting the timer only removes the key once its
     /// bucket is full, and lazily: at the latest a whole bucket's refill after now. A key in
     /// steady use keeps its bucket just short of full, so the instant it is full keeps moving;
-    /// a lazy timer is pushed back once per refill of the bucket, not once per call.
+    /// a lazy timer is pushed back once per refill of the bucket, not once per call. At the end
+    /// of the range the instant saturates: at the maximum it is the maximum, which is now.
     func wake(at now: Duration) -> Duration {
+        let owed = debt(at: now)
         guard let head = queue.first else {
-            let lazy = now.adding(whole)
-            return fullAt.attoseconds > lazy.attoseconds ? fullAt : lazy
+            return now.adding(owed.attoseconds > whole.attoseconds ? owed : whole)
         }
-        var wake = head.ask.admission(fullAt: fullAt, now: .saturatedMin)
+        var wake = now.adding(owed.subtracting(head.ask.room))
         for queued in queue { if let deadline = queued.deadline { wake = min(wake, deadline) } }
         return wake
     }
 
     /// Nobody waits and the bucket is full.
-    func isIdle(at now: Duration) -> Bool { queue.isEmpty && fullAt <= now }
+    func isIdle(at now: Duration) -> Bool { queue.isEmpty && debt(at: now) == .zero }
 
     /// The permits free at `now` (the waiters not counted), by the latest call's limit.
     func tokens(at now: Duration) -> Int {
-        let debt = max(fullAt.subtracting(now), .zero)
-        let free = refill.saturatingMultiplied(by: burst).subtracting(debt)
+        let free = refill.saturatingMultiplied(by: burst).subtracting(debt(at: now))
         guard free > .zero else { return 0 }
         return Int(clamping: free.attoseconds / refill.attoseconds)
     }
 
     /// When the next single permit is free, at `now` or later (the waiters not counted).
     func nextPermit(at now: Duration) -> Duration {
-        Ask(weight: 1, burst: burst, refill: refill).admission(fullAt: fullAt, now: now)
+        now.adding(Ask(weight: 1, burst: burst, refill: refill).wait(debt: debt(at: now)))
     }
 }
 

@@ -56,10 +56,17 @@ extension RateLimitState: RegistryEntry where Waiter == PermitWaiter {
         _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
     ) -> R { body(&tables.rateLimits, &tables.ids) }
 
+    /// A key that is not idle keeps its timer until its next wake; at the top of the range,
+    /// where that wake is now and no time is left for the bucket to fill, it stays without
+    /// one (see ``keepsWhenTimerEnds(at:)``), instead of firing again at the same instant.
     mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) {
         let settled = settle(at: now)
-        return (settled.operation, isIdle(at: now) ? nil : wake(at: now))
+        guard !isIdle(at: now) else { return (settled.operation, nil) }
+        let wake = wake(at: now)
+        return (settled.operation, wake > now ? wake : nil)
     }
+
+    func keepsWhenTimerEnds(at now: Duration) -> Bool { !isIdle(at: now) }
 
     /// Not reached (`cancelAll` leaves rate limits alone); if it were, the waiters would throw
     /// `CancellationError`, not wait forever.

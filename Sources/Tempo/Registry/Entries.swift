@@ -17,8 +17,13 @@ protocol RegistryEntry: Sendable {
     ) -> R
 
     /// The entry's timer fired at `now`: what runs, and when to fire next (`nil`: the entry is
-    /// done and leaves the table).
+    /// done and leaves the table, unless ``keepsWhenTimerEnds(at:)``).
     mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?)
+
+    /// After its timer fired at `now` and asked for no next wake: whether the entry stays in
+    /// its table, without a timer (a later call arms a new one). `false` for every kind but a
+    /// circuit breaker and a rate limit, whose timer only forgets what has aged.
+    func keepsWhenTimerEnds(at now: Duration) -> Bool
 
     /// Ends the entry (`cancelAll`, or cancel by key): the call whose instant has come runs
     /// (`due`), the one still waiting never does (`dropped`).
@@ -49,6 +54,7 @@ protocol RegistryEntry: Sendable {
 
 extension RegistryEntry {
     var isListed: Bool { true }
+    func keepsWhenTimerEnds(at now: Duration) -> Bool { false }
 }
 
 /// An entry that holds no caller's call: a running helper, a rate or concurrency limit's
@@ -150,6 +156,9 @@ extension TempoRegistry {
                 let result = slot.state.timerFired(at: now)
                 if let next = result.next {
                     slot.timerDeadline = next
+                    table[key] = slot
+                } else if slot.state.keepsWhenTimerEnds(at: now) {
+                    slot.timer = nil
                     table[key] = slot
                 } else {
                     table.removeLive(key)

@@ -49,12 +49,18 @@ extension TempoRegistry {
         var keptIdleLimit: GroupKey?
         var retryBudgets: [GroupKey: Slot<RetryBudgetState>] = [:]
         var circuitBreakers: [GroupKey: Slot<CircuitBreakerEntry>] = [:]
+        /// The one breaker of this shard that may stay in its table though it has left the
+        /// registry (closed, no call running, no failure: made new in place), as
+        /// `keptIdleLimit` for the concurrency limit: the breaker that left most recently
+        /// here. A healthy breaker used one call at a time would otherwise make its entry and
+        /// remove it again on every call. Neither `count` nor `snapshot()` sees it.
+        var keptIdleBreaker: GroupKey?
 
         var count: Int {
             debounces.count + throttles.count + delays.count + running.count
                 + rateLimits.count + concurrencyLimits.count - keptIdleLimitCount
                 + retryBudgets.count
-                + circuitBreakers.count
+                + circuitBreakers.count - keptIdleBreakerCount
         }
 
         var capacity: Int {

@@ -120,7 +120,8 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
         /// ```
         case retryBudget
         /// A circuit breaker (``circuitBreaker(_:identifier:fileID:line:column:operation:)``),
-        /// from its first call until it is reset; its state is
+        /// from its first call until it is reset or leaves (closed, none of its calls of that
+        /// state running, no failure in its window); its state is
         /// ``State/circuitBreaker(state:failures:calls:reopensAt:)``.
         ///
         /// ```swift

@@ -28,7 +28,9 @@
 ///
 /// The window is kept in ten slices of `window / 10` each, so the memory is fixed however busy
 /// the key is: a call or retry counts until the start of the tenth slice after its own, between
-/// nine tenths of `window` and `window` after it. The key leaves the registry when nothing is
+/// nine tenths of `window` and `window` after it. Slices are whole multiples of `window / 10`
+/// on the registry's clock, anywhere in its range (before its origin too), so the bound holds
+/// at either end of the range as near zero. The key leaves the registry when nothing is
 /// counted any more. Budgets sharing an identifier should have the same settings; if they do
 /// not, each retry is judged by its own budget's `ratio` and allowance, on the slices of the
 /// budget that made the key live.

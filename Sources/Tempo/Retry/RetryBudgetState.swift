@@ -42,15 +42,18 @@ struct RetryBudgetRule: Sendable, Hashable {
 
 /// One key's calls and retries over its window.
 struct RetryBudgetState: Sendable {
-    /// One slice's counts; `index` is the instant (in nanoseconds) divided by the slice length.
+    /// One slice's counts; `index` is the instant divided by the slice length, rounded down
+    /// (toward the past, for a negative instant too): every instant of `Duration`'s range has
+    /// its own, as an `Int128`, so no two slices of the clock's range share one index.
     struct Slice: Sendable, Hashable {
-        var index: Int64
+        var index: Int128
         var calls: Int64 = 0
         var retries: Int64 = 0
     }
 
-    /// The slice length the entry was made with: every caller of the key shares it.
-    let slice: Int64
+    /// The slice length the entry was made with, in attoseconds (at least a nanosecond):
+    /// every caller of the key shares it.
+    let slice: Int128
     /// The rule of the latest call: the one ``balance(at:)`` and the snapshot use.
     private(set) var rule: RetryBudgetRule
     /// The live slices, oldest first, at most ``RetryBudgetRule/slices``.
@@ -58,19 +61,21 @@ struct RetryBudgetState: Sendable {
 
     init(rule: RetryBudgetRule) {
         self.rule = rule
-        slice = rule.slice
+        slice = Int128(rule.slice) * 1_000_000_000
         window.reserveCapacity(Int(RetryBudgetRule.slices))
     }
 
-    /// The index of the slice `now` falls in.
-    private func index(at now: Duration) -> Int64 {
-        RetryBudgetRule.nanoseconds(max(now, .zero)) / slice
+    /// The index of the slice `now` falls in: `now` divided by the slice, rounded down, at
+    /// either end of the range (so slice `i` spans `[i × slice, (i + 1) × slice)` everywhere).
+    private func index(at now: Duration) -> Int128 {
+        let (quotient, remainder) = now.attoseconds.quotientAndRemainder(dividingBy: slice)
+        return remainder < 0 ? quotient - 1 : quotient
     }
 
     /// Forgets the slices that have left the window at `now`: slice `i` counts until the start of
     /// slice `i + 10`.
     mutating func expire(at now: Duration) {
-        let oldest = index(at: now) - RetryBudgetRule.slices + 1
+        let oldest = index(at: now) - Int128(RetryBudgetRule.slices) + 1
         if let first = window.firstIndex(where: { $0.index >= oldest }) {
             if first > 0 { window.removeFirst(first) }
         } else {
@@ -124,12 +129,16 @@ struct RetryBudgetState: Sendable {
         return true
     }
 
-    /// When the oldest live slice leaves the window; `nil` when nothing is counted.
+    /// When the oldest live slice leaves the window (the start of slice `index + 10`, which
+    /// is `.saturatedMax` when that lies past the range: the slice then counts until the clock
+    /// reaches the end); `nil` when nothing is counted.
     var nextExpiry: Duration? {
         guard let first = window.first else { return nil }
-        let (end, overflow) = (first.index + RetryBudgetRule.slices).multipliedReportingOverflow(
-            by: slice)
-        return overflow ? .saturatedMax : .nanoseconds(end)
+        // `index` is at most `Int128.max / slice` and `slice` at least 10^9: the sum cannot
+        // overflow, the product can.
+        let (end, overflow) = (first.index + Int128(RetryBudgetRule.slices))
+            .multipliedReportingOverflow(by: slice)
+        return overflow ? .saturatedMax : Duration(attoseconds: end)
     }
 
     /// Nothing counted at `now`.

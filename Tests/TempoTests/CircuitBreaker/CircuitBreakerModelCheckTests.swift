@@ -14,7 +14,10 @@ import Testing
 // cancellation, or held at a gate and ended later), clock advances and manual opens and
 // closes through the engine (on the manual clock, through the public API) and through
 // `BreakerModel`, and requires the same answer for every call, the same state changes, and
-// after every step the same snapshot row.
+// after every step the same snapshot row: none exactly when the model says the breaker leaves
+// (closed, no call of its state running, no failure in its window), and a breaker that left
+// and comes back matches a new model (its successes forgotten), its earlier calls counting for
+// nothing.
 //
 // Run one seed alone: `TEMPO_MODEL_SEED=1234 swift test --filter CircuitBreakerModelCheck`.
 
@@ -36,6 +39,10 @@ struct BreakerModel {
     var running = 0
     var succeeded = 0
     var epoch = 0
+    /// Calls admitted while closed, in this epoch, not ended yet.
+    var closedRunning = 0
+    /// Which breaker of the key this is: one made after the last one left is another.
+    var generation = 0
     var changes: [String] = []
     /// A breaker opened by hand before any call knows no callback yet.
     var callbackKnown = false
@@ -51,7 +58,26 @@ struct BreakerModel {
         epoch += 1
         outcomes = []
         running = 0
+        closedRunning = 0
         succeeded = 0
+    }
+
+    /// Leaves the registry at `now`: closed, no call of its epoch running, no failure in its
+    /// window (successes alone never open a breaker: it forgets them).
+    func isFresh(at now: Int) -> Bool {
+        state == "closed" && closedRunning == 0 && !window(at: now).contains { $0.failed }
+    }
+
+    /// A fresh breaker leaves: the next call, or control, finds a new one, with an empty
+    /// window, which knows no callback and counts no call admitted before.
+    mutating func leaveIfFresh(at now: Int) {
+        guard isFresh(at: now) else { return }
+        let kept = (changes, generation)
+        self = BreakerModel(
+            count: count, span: span, ratio: ratio, minimumCalls: minimumCalls, base: base,
+            maximum: maximum, trials: trials)
+        changes = kept.0
+        generation = kept.1 + 1
     }
 
     mutating func open(at now: Int, for length: Int?) {
@@ -77,13 +103,16 @@ struct BreakerModel {
         if state == "halfOpen" {
             if running + succeeded >= trials { return .failure(.init(text: "open(?)")) }
             running += 1
+        } else {
+            closedRunning += 1
         }
         return .success(epoch)
     }
 
-    mutating func finish(_ outcome: BreakerStep, epoch: Int, at now: Int) {
-        guard epoch == self.epoch else { return }
+    mutating func finish(_ outcome: BreakerStep, epoch: Int, generation: Int, at now: Int) {
+        guard epoch == self.epoch, generation == self.generation else { return }
         if state == "closed" {
+            closedRunning -= 1
             guard outcome != .cancel else { return }
             outcomes.append((now, outcome == .fail))
             let window = window(at: now)
@@ -173,7 +202,7 @@ struct BreakerModelRejection: Error { var text: String }
         let clock = ManualClock()
         let registry = TempoRegistry(clock: clock)
         var now = 0
-        var held: [(gate: BreakerGate, task: Task<String, Never>, epoch: Int)] = []
+        var held: [(gate: BreakerGate, task: Task<String, Never>, epoch: Int, generation: Int)] = []
         var trace: [String] = ["\(model)"]
         let endings: [BreakerStep] = [.succeed, .fail, .cancel]
 
@@ -191,7 +220,7 @@ struct BreakerModelRejection: Error { var text: String }
                 var expected: String
                 switch model.admit(at: now) {
                 case .success(let epoch):
-                    model.finish(outcome, epoch: epoch, at: now)
+                    model.finish(outcome, epoch: epoch, generation: model.generation, at: now)
                     expected = ["ok", "boom", "cancelled"][endings.firstIndex(of: outcome)!]
                 case .failure(let rejection):
                     expected = rejection.text
@@ -202,7 +231,7 @@ struct BreakerModelRejection: Error { var text: String }
                 let call = await gatedBreakerCall(policy, key: "k", registry: registry)
                 switch model.admit(at: now) {
                 case .success(let epoch):
-                    held.append((call.gate, call.task, epoch))
+                    held.append((call.gate, call.task, epoch, model.generation))
                 case .failure(let rejection):
                     let engine = await call.task.value
                     if engine != rejection.text {
@@ -216,7 +245,7 @@ struct BreakerModelRejection: Error { var text: String }
                 trace.append("end held #\(index) \(outcome) at \(now)")
                 call.gate.open(outcome)
                 _ = await call.task.value
-                model.finish(outcome, epoch: call.epoch, at: now)
+                model.finish(outcome, epoch: call.epoch, generation: call.generation, at: now)
             case 8, 9:
                 let step = Int.random(in: 0...5, using: &random)
                 trace.append("advance \(step)")
@@ -224,18 +253,16 @@ struct BreakerModelRejection: Error { var text: String }
                 now += step
             case 10:
                 trace.append("open by hand at \(now)")
-                let live = breakerRow(registry, "k") != nil
                 registry.openCircuitBreaker(identifier: "k")
                 model.open(at: now, for: nil)
-                _ = live
             default:
                 trace.append("close by hand at \(now)")
-                let live = breakerRow(registry, "k") != nil
                 registry.closeCircuitBreaker(identifier: "k")
-                if live { model.close() }
+                model.close()
             }
+            model.leaveIfFresh(at: now)
             let engineRow = row(registry)
-            let modelRow = engineRow == "none" ? "none" : model.row(at: now)
+            let modelRow = model.isFresh(at: now) ? "none" : model.row(at: now)
             if engineRow != modelRow {
                 return fail("step \(step): row \(engineRow), model \(modelRow)")
             }

@@ -25,7 +25,8 @@ import Testing
         await onManualClock { clock, registry in
             let log = Log<String>()
             let policy = Self.policy(log: log)
-            for step in [BreakerStep.succeed, .fail, .succeed] {
+            // A failure first: successes before any failure leave with the healthy breaker.
+            for step in [BreakerStep.fail, .succeed, .succeed] {
                 await breakerCall(policy, key: "k", step)
             }
             #expect(breakerState(registry, "k") == .closed)
@@ -48,7 +49,7 @@ import Testing
             #expect(breakerRow(registry, "a")?.failures == 2)
             #expect(breakerState(registry, "a") == .closed)
             for index in 0..<10 {
-                await breakerCall(policy, key: "b", index < 7 ? .succeed : .fail)
+                await breakerCall(policy, key: "b", [0, 8, 9].contains(index) ? .fail : .succeed)
             }
             #expect(breakerState(registry, "b") == .open)
         }
@@ -86,8 +87,8 @@ import Testing
             let policy = Self.policy(ratio: 1, window: .lastDuration(.seconds(10)), minimumCalls: 2)
             await breakerCall(policy, key: "k", .fail)
             await clock.advance(by: .seconds(10))
-            // The failure at 0 leaves the window at 10 s exactly.
-            #expect(breakerRow(registry, "k")?.calls == 0)
+            // The failure at 0 leaves the window at 10 s exactly, and the fresh breaker leaves.
+            #expect(breakerRow(registry, "k") == nil)
             await breakerCall(policy, key: "k", .fail)
             #expect(breakerState(registry, "k") == .closed)
             await clock.advance(by: .milliseconds(9_999))
@@ -125,8 +126,8 @@ import Testing
             #expect(breakerState(registry, "k") == .halfOpen)
             #expect(log.all == ["closed>open"])
             #expect(await breakerCall(policy, key: "k", .succeed) == "ok")
-            #expect(breakerRow(registry, "k")?.state == .closed)
-            #expect(breakerRow(registry, "k")?.calls == 0)
+            #expect(breakerRow(registry, "k") == nil)
+            #expect(registry.liveKeyCount == 0)
             #expect(log.all == ["closed>open", "open>halfOpen", "halfOpen>closed"])
         }
     }
@@ -148,7 +149,7 @@ import Testing
             #expect(await breakerCall(policy, key: "k", .succeed) == "open(?)")
             second.gate.open(.succeed)
             #expect(await second.task.value == "ok")
-            #expect(breakerState(registry, "k") == .closed)
+            #expect(breakerState(registry, "k") == nil)
             #expect(log.all == ["closed>open", "open>halfOpen", "halfOpen>closed"])
         }
     }
@@ -185,7 +186,7 @@ import Testing
             #expect(breaks == [10, 20, 40, 50])
             await clock.advance(by: .seconds(50))
             await breakerCall(policy, key: "k", .succeed)
-            #expect(breakerState(registry, "k") == .closed)
+            #expect(breakerState(registry, "k") == nil)
             await breakerCall(policy, key: "k", .fail)
             #expect(breakerRow(registry, "k")?.reopensAt == registry.now + .seconds(10))
         }
@@ -231,7 +232,9 @@ import Testing
                 }
             }
             #expect(sites == ["boom", "open(10000ms)"])
-            #expect(registry.snapshot().entries(.circuitBreaker).count == 3)
+            // "a" and the call site's breaker are open; "b", healthy, has left.
+            #expect(registry.snapshot().entries(.circuitBreaker).count == 2)
+            #expect(breakerRow(registry, "b") == nil)
         }
     }
 
