@@ -34,7 +34,8 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     ///   - rhs: Another limit.
     /// - Returns: `true` when permits, interval and burst are all equal.
     public static func == (lhs: RateLimit, rhs: RateLimit) -> Bool {
-        (lhs.permits, lhs.interval, lhs.burst) == (rhs.permits, rhs.interval, rhs.burst)
+        (lhs.permits, lhs.interval, lhs.burst, lhs.margin)
+            == (rhs.permits, rhs.interval, rhs.burst, rhs.margin)
     }
 
     /// Hashes the permits, interval and burst, the parts ``==(_:_:)`` compares.
@@ -48,6 +49,7 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(permits)
         hasher.combine(interval)
         hasher.combine(burst)
+        hasher.combine(margin)
     }
 
     /// The permits added per ``interval``.
@@ -86,10 +88,23 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
         self.burst = max(burst ?? permits, 1)
         // Worked out once here, so that a call divides nothing.
         bucket = Self.bucket(permits: permits, interval: interval, burst: self.burst)
+        margin = nil
+        window = nil
     }
 
     /// The bucket a call is measured against, worked out by `bucket(permits:interval:burst:)`.
     let bucket: (refill: Duration, burst: Int)?
+
+    /// For a window limit (``window(_:per:margin:)``), the time added to ``interval`` for the
+    /// request's trip to the server; `nil` for a token bucket.
+    ///
+    /// ```swift
+    /// let trip = RateLimit.window(10, per: .seconds(1)).margin   // 50 ms
+    /// ```
+    public let margin: Duration?
+    /// The window a window limit's call is measured against: `nil` for a token bucket, and for
+    /// a window limit with no limit (an `interval` of zero or less).
+    let window: WindowLimitSpan?
 
     /// The limit as text, such as `10 per 1.000 s, burst 10`.
     ///
@@ -97,7 +112,10 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     /// print(RateLimit(10, per: .seconds(1)))
     /// ```
     public var description: String {
-        "\(permits) per \(formatDuration(interval)), burst \(burst)"
+        if let margin {
+            return "\(permits) in any \(formatDuration(interval)), margin \(formatDuration(margin))"
+        }
+        return "\(permits) per \(formatDuration(interval)), burst \(burst)"
     }
 
     /// The bucket a call is measured against: the time one permit takes to refill

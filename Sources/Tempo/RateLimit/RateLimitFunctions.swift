@@ -98,15 +98,23 @@ struct RatePermitRequest: ~Copyable, Sendable {
         self.weight = weight
         self.outcome = outcome
         maxWait = policy.maxWait
-        if case .wait = outcome { mustWait = true } else { mustWait = false }
+        if case .admitted = outcome { mustWait = false } else { mustWait = true }
     }
 
     /// Waits in the key's queue for permits that were not free (returns at once when they
     /// were). Returns the work token of a waiter that a deterministic clock's timer admitted.
     nonisolated(nonsending) func waitIfNeeded() async throws -> SettleToken? {
-        guard case .wait(let registry, let bucket) = outcome else { return nil }
-        return try await registry.waitForRatePermit(
-            key, weight: weight, bucket: bucket, maxWait: maxWait)
+        switch outcome {
+        case .admitted: return nil
+        case .wait(let registry, let bucket):
+            return try await registry.waitForRatePermit(
+                key, weight: weight, bucket: bucket, maxWait: maxWait)
+        case .waitInWindow(let registry, let ask):
+            return try await registry.waitForPermit(
+                WindowLimitEntry.self, key, ask,
+                new: { _ in WindowLimitEntry(permits: ask.permits, span: ask.span) },
+                maxWait: maxWait)
+        }
     }
 }
 
@@ -197,6 +205,9 @@ public func takeRatePermit(
     line: UInt = #line,
     column: UInt = #column
 ) throws(RateLimitError) {
+    if let window = limit.window {
+        return try takeWindowPermit(window, weight, GroupKey(identifier, fileID, line, column))
+    }
     guard weight > 0, let bucket = limit.bucket else { return }
     guard weight <= bucket.burst else {
         throw .cannotAdmit(weight: weight, burst: bucket.burst)
@@ -228,6 +239,8 @@ enum RatePermitNow: Sendable {
     case admitted
     /// Not free, and the policy waits: wait in `registry`'s queue, with this bucket.
     case wait(TempoRegistry, (refill: Duration, burst: Int))
+    /// A window limit's starts did not fit, and the policy waits: wait in `registry`'s queue.
+    case waitInWindow(TempoRegistry, WindowLimitEntry.Ask)
 }
 
 /// Takes `weight` permits of `limit` for `key` in the current registry now, if they are free,
@@ -237,6 +250,7 @@ enum RatePermitNow: Sendable {
 func ratePermitNow(
     _ limit: RateLimit, _ weight: Int, _ policy: RateLimitPolicy, _ key: GroupKey
 ) throws -> RatePermitNow {
+    if let window = limit.window { return try windowPermitNow(window, weight, policy, key) }
     guard weight > 0, let bucket = limit.bucket else {
         // Nothing to take, but a cancelled task still does not run.
         try Task.checkCancellation()
@@ -251,4 +265,41 @@ func ratePermitNow(
     else { return .admitted }
     if policy.maxWait == .zero { throw RateLimitError.limited(retryAfter: after) }
     return .wait(registry, bucket)
+}
+
+/// ``ratePermitNow(_:_:_:_:)`` for a window limit.
+func windowPermitNow(
+    _ window: WindowLimitSpan, _ weight: Int, _ policy: RateLimitPolicy, _ key: GroupKey
+) throws -> RatePermitNow {
+    guard weight > 0 else {
+        try Task.checkCancellation()
+        return .admitted
+    }
+    guard weight <= window.permits else {
+        throw RateLimitError.cannotAdmit(weight: weight, burst: window.permits)
+    }
+    try Task.checkCancellation()
+    let registry = TempoRegistry.current
+    let ask = WindowLimitEntry.Ask(weight: weight, permits: window.permits, span: window.span)
+    guard case .limited(let after) = registry.enterWindowLimit(key, ask: ask) else {
+        return .admitted
+    }
+    if policy.maxWait == .zero { throw RateLimitError.limited(retryAfter: after) }
+    return .waitInWindow(registry, ask)
+}
+
+/// ``takeRatePermit(_:weight:identifier:fileID:line:column:)`` for a window limit.
+func takeWindowPermit(
+    _ window: WindowLimitSpan, _ weight: Int, _ key: GroupKey
+) throws(RateLimitError) {
+    guard weight > 0 else { return }
+    guard weight <= window.permits else {
+        throw .cannotAdmit(weight: weight, burst: window.permits)
+    }
+    let ask = WindowLimitEntry.Ask(weight: weight, permits: window.permits, span: window.span)
+    if case .limited(let after) = TempoRegistry.withCurrentRegistry({
+        $0.enterWindowLimit(key, ask: ask)
+    }) {
+        throw .limited(retryAfter: after)
+    }
 }

@@ -45,10 +45,15 @@ protocol RegistryEntry: Sendable {
     /// Whether ``TempoRegistry/snapshot()`` lists the entry: every entry in a table but the one
     /// idle concurrency-limit entry a shard may keep (see `Tables.keptIdleLimit`).
     var isListed: Bool { get }
+
+    /// Whether the entry stays in its table when its timer ends (``timerFired(at:)`` returned
+    /// no next instant): an entry whose next instant is past the clock's end.
+    func outlivesItsTimer(at now: Duration) -> Bool
 }
 
 extension RegistryEntry {
     var isListed: Bool { true }
+    func outlivesItsTimer(at now: Duration) -> Bool { false }
 }
 
 /// An entry that holds no caller's call: a running helper, a rate or concurrency limit's
@@ -150,6 +155,9 @@ extension TempoRegistry {
                 let result = slot.state.timerFired(at: now)
                 if let next = result.next {
                     slot.timerDeadline = next
+                    table[key] = slot
+                } else if slot.state.outlivesItsTimer(at: now) {
+                    slot.timer = nil
                     table[key] = slot
                 } else {
                     table.removeLive(key)
