@@ -5,7 +5,9 @@
 ///
 /// Calls are grouped by `identifier`, or, without one, by the call site
 /// (`fileID:line:column`). Each key has a bucket of `limit.burst` permits that refills at
-/// `limit.permits` per `limit.interval` (see ``RateLimit``); a call takes `weight` permits.
+/// `limit.permits` per `limit.interval` (up to `permits + burst - 1` in a rolling `interval`;
+/// see ``RateLimit``), or, for a ``RateLimit/window(_:per:margin:)`` limit, a window that holds
+/// at most `limit.permits` starts; a call takes `weight` permits.
 /// When they are free and nobody waits, the call takes them and runs `operation` at once: a
 /// clock read, a lock and a table update, no `Task`. Otherwise `whenLimited` decides:
 ///
@@ -27,14 +29,15 @@
 /// its weight. Errors of `operation`
 /// are rethrown; its permits are spent either way (a permit counts calls started, not calls
 /// that succeeded). A key whose bucket is full again and that has nobody waiting leaves the
-/// registry (at the latest one whole bucket's refill later), so an idle program's
-/// ``TempoRegistry/snapshot()`` is empty.
+/// registry (at the latest one whole bucket's refill later; a window limit's key, the instant
+/// its window is empty), so an idle program's ``TempoRegistry/snapshot()`` is empty.
 ///
 /// The function is `nonisolated(nonsending)`, and so is `operation`: both run on the caller's
 /// actor (or off any actor, for a caller on none), with no hop on the way in or out.
 ///
 /// ```swift
-/// let answer = try await rateLimit(RateLimit(10, per: .seconds(1)), identifier: "api") {
+/// // The service allows 10 requests a second: never 11 in any 1.05 s.
+/// let answer = try await rateLimit(RateLimit.window(10, per: .seconds(1)), identifier: "api") {
 ///     try await api.ping()
 /// }
 /// ```
@@ -220,9 +223,9 @@ public func takeRatePermit(
     }
 }
 
-/// Fills the bucket of the rate limit `identifier` now: the calls waiting there are admitted as
-/// the full bucket allows, first in first out, and the rest wait on. Does nothing when nothing
-/// is live for `identifier`.
+/// Fills the bucket of the rate limit `identifier` now (for a window limit: empties its window):
+/// the calls waiting there are admitted as the full bucket allows, first in first out, and the
+/// rest wait on. Does nothing when nothing is live for `identifier`.
 ///
 /// ```swift
 /// resetRateLimit(identifier: "api")   // the server's quota was reset

@@ -54,9 +54,10 @@ import Testing
         }
     }
 
-    @Test func theDefaultMarginIsFivePercentBetweenTenMillisecondsAndOneSecond() {
+    @Test func theDefaultMarginIsFivePercentBetweenFiftyMillisecondsAndOneSecond() {
         #expect(RateLimit.window(10, per: .seconds(1)).margin == .milliseconds(50))
-        #expect(RateLimit.defaultMargin(for: .milliseconds(100)) == .milliseconds(10))
+        #expect(RateLimit.defaultMargin(for: .milliseconds(100)) == .milliseconds(50))
+        #expect(RateLimit.defaultMargin(for: .seconds(2)) == .milliseconds(100))
         #expect(RateLimit.defaultMargin(for: .seconds(60)) == .seconds(1))
         #expect(RateLimit.defaultMargin(for: .zero) == .zero)
         #expect(RateLimit.window(1, per: .seconds(1), margin: .seconds(-1)).margin == .zero)
