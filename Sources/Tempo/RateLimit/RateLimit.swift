@@ -31,8 +31,8 @@
 ///   whole bucket would take more than half of `Duration`'s range to refill is capped to what
 ///   fits (at least 1); ``RateLimitError/cannotAdmit(weight:burst:)`` reports the capped burst.
 public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
-    /// Whether two limits have the same permits, interval, burst and margin (a token bucket
-    /// never equals a window limit).
+    /// Whether two limits have the same permits, interval, burst, margin and hold (a token
+    /// bucket never equals a window limit).
     ///
     /// ```swift
     /// // true: the burst defaults to the permits
@@ -44,11 +44,11 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     ///   - rhs: Another limit.
     /// - Returns: `true` when permits, interval and burst are all equal.
     public static func == (lhs: RateLimit, rhs: RateLimit) -> Bool {
-        (lhs.permits, lhs.interval, lhs.burst, lhs.margin)
-            == (rhs.permits, rhs.interval, rhs.burst, rhs.margin)
+        (lhs.permits, lhs.interval, lhs.burst, lhs.margin, lhs.holdsOnRetryAfter)
+            == (rhs.permits, rhs.interval, rhs.burst, rhs.margin, rhs.holdsOnRetryAfter)
     }
 
-    /// Hashes the permits, interval, burst and margin, the parts ``==(_:_:)`` compares.
+    /// Hashes the permits, interval, burst, margin and hold, the parts ``==(_:_:)`` compares.
     ///
     /// ```swift
     /// let limits: Set = [RateLimit(10, per: .seconds(1)), RateLimit(1, per: .seconds(1))]
@@ -60,6 +60,7 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(interval)
         hasher.combine(burst)
         hasher.combine(margin)
+        hasher.combine(holdsOnRetryAfter)
     }
 
     /// The permits added per ``interval`` (for a window limit: the most starts in a window).
@@ -118,6 +119,14 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     /// The window a window limit's call is measured against: `nil` for a token bucket, and for
     /// a window limit with no limit (an `interval` of zero or less).
     let window: WindowLimitSpan?
+    /// Whether an operation's error that carries a retry-after holds the key until then, for
+    /// every caller (see ``holdingOnRetryAfter(_:)``); `false` unless asked.
+    ///
+    /// ```swift
+    /// let listens = RateLimit.window(10, per: .seconds(1)).holdingOnRetryAfter()
+    ///     .holdsOnRetryAfter   // true
+    /// ```
+    public internal(set) var holdsOnRetryAfter = false
 
     /// The limit as text, such as `10 per 1.000 s, burst 10`, or for a window limit
     /// `10 in any 1.000 s, margin 50.0 ms`.

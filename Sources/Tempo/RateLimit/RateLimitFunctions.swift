@@ -28,7 +28,8 @@
 /// already cancelled throws `CancellationError` without taking a permit or running, whatever
 /// its weight. Errors of `operation`
 /// are rethrown; its permits are spent either way (a permit counts calls started, not calls
-/// that succeeded). A key whose bucket is full again and that has nobody waiting leaves the
+/// that succeeded). With a limit made ``RateLimit/holdingOnRetryAfter(_:)``, an error that
+/// carries a retry-after also holds the key's permits until then, for every caller. A key whose bucket is full again and that has nobody waiting leaves the
 /// registry (at the latest one whole bucket's refill later; a window limit's key, the instant
 /// its window is empty), so an idle program's ``TempoRegistry/snapshot()`` is empty.
 ///
@@ -73,6 +74,9 @@ public nonisolated(nonsending) func rateLimit<Value>(
     let permit = try RatePermitRequest(
         limit, weight: weight, policy: policy, identifier: identifier, fileID: fileID,
         line: line, column: column)
+    if limit.holdsOnRetryAfter {
+        return try await rateLimitListening(permit, limit, operation: operation)
+    }
     guard permit.mustWait else { return try await operation() }
     return try await rateLimitAfterWaiting(permit, operation: operation)
 }

@@ -148,6 +148,8 @@ struct WindowLimitState<Waiter> {
     /// The waiters, first in first out.
     private(set) var queue: [Queued] = []
     private var lastID: UInt64 = 0
+    /// No start is admitted before this instant (a service's retry-after); `nil`: no hold.
+    private(set) var heldUntil: Duration?
 
     /// A key with nothing in its window.
     init(permits: Int, span: Duration) {
@@ -161,7 +163,7 @@ struct WindowLimitState<Waiter> {
         permits = ask.permits
         span = ask.span
         log.expire(at: now, span: ask.span)
-        guard queue.isEmpty else {
+        guard queue.isEmpty, !isHeld(at: now) else {
             return .limited(retryAfter: Self.wait(admissionForNewcomer(ask, at: now), now))
         }
         let admission = log.admission(
@@ -181,7 +183,7 @@ struct WindowLimitState<Waiter> {
     /// nobody ahead gives up; `nil`: past the clock's end.
     func admissionForNewcomer(_ ask: Ask, at now: Duration) -> Duration? {
         var log = log
-        var at = now
+        var at = max(now, heldUntil ?? now)
         for queued in queue {
             log.expire(at: at, span: queued.ask.span)
             guard
@@ -206,7 +208,7 @@ struct WindowLimitState<Waiter> {
 
     /// The head's admission at `now`, if it is due.
     private mutating func headIsDue(at now: Duration) -> Bool {
-        guard let head = queue.first else { return false }
+        guard let head = queue.first, !isHeld(at: now) else { return false }
         log.expire(at: now, span: head.ask.span)
         let admission = log.admission(
             weight: head.ask.weight, permits: head.ask.permits, span: head.ask.span, at: now)
@@ -250,6 +252,7 @@ struct WindowLimitState<Waiter> {
     /// Empties the window at `now`, and admits the waiters it lets through.
     mutating func reset(at now: Duration) -> Settled {
         log.removeAll()
+        heldUntil = nil
         return settle(at: now)
     }
 
@@ -259,11 +262,16 @@ struct WindowLimitState<Waiter> {
     /// timer. (A key in steady use pushes the instant its window empties back with each call;
     /// the timer armed for the first of them is moved once it fires, not on every call.)
     func wake(at now: Duration) -> Duration? {
-        guard let head = queue.first else { return log.emptyAt(span: span) }
+        let held = isHeld(at: now) ? heldUntil : nil
+        guard let head = queue.first else {
+            guard let held else { return log.emptyAt(span: span) }
+            return log.emptyAt(span: span).map { max($0, held) } ?? (log.total > 0 ? nil : held)
+        }
         var log = log
         log.expire(at: now, span: head.ask.span)
         var wake = log.admission(
-            weight: head.ask.weight, permits: head.ask.permits, span: head.ask.span, at: now)
+            weight: head.ask.weight, permits: head.ask.permits, span: head.ask.span, at: now
+        ).map { max($0, held ?? $0) }
         for queued in queue {
             if let deadline = queued.deadline { wake = min(wake ?? deadline, deadline) }
         }
@@ -272,12 +280,21 @@ struct WindowLimitState<Waiter> {
 
     /// Nobody waits and nothing is in the window.
     func isIdle(at now: Duration) -> Bool {
-        queue.isEmpty && log.inWindow(at: now, span: span) == 0
+        queue.isEmpty && log.inWindow(at: now, span: span) == 0 && !isHeld(at: now)
     }
 
-    /// The starts free at `now` (the waiters not counted), by the latest call's limit.
+    /// Whether a hold keeps every start out at `now`.
+    func isHeld(at now: Duration) -> Bool { heldUntil.map { $0 > now } ?? false }
+
+    /// Holds every start until `instant` (a later hold extends it, an earlier one does nothing).
+    mutating func hold(until instant: Duration) {
+        heldUntil = max(heldUntil ?? instant, instant)
+    }
+
+    /// The starts free at `now` (the waiters not counted), by the latest call's limit; none
+    /// while held.
     func tokens(at now: Duration) -> Int {
-        max(permits - log.inWindow(at: now, span: span), 0)
+        isHeld(at: now) ? 0 : max(permits - log.inWindow(at: now, span: span), 0)
     }
 
     /// When the next single start is free, at `now` or later (the waiters not counted);
@@ -286,7 +303,9 @@ struct WindowLimitState<Waiter> {
         guard permits > 0 else { return .saturatedMax }
         var log = log
         log.expire(at: now, span: span)
-        return log.admission(weight: 1, permits: permits, span: span, at: now) ?? .saturatedMax
+        let at = isHeld(at: now) ? heldUntil ?? now : now
+        log.expire(at: at, span: span)
+        return log.admission(weight: 1, permits: permits, span: span, at: at) ?? .saturatedMax
     }
 }
 

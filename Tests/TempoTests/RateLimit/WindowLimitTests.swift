@@ -330,6 +330,19 @@ import Testing
         }
     }
 
+    /// The state machine alone: a start at the clock's first instant has left any window by its
+    /// last (a gap wider than Int128 holds), and one at the last never left by the first.
+    @Test func aGapWiderThanTheRangeOfAttosecondsIsCountedExactly() {
+        let ask = WindowLimitState<Int>.Ask(weight: 1, permits: 1, span: .seconds(1))
+        var state = WindowLimitState<Int>(permits: 1, span: .seconds(1))
+        #expect(state.call(at: .saturatedMin, ask: ask) == .admitted)
+        #expect(!state.isIdle(at: .saturatedMin))
+        #expect(state.isIdle(at: .saturatedMax))
+        #expect(state.call(at: .saturatedMax, ask: ask) == .admitted)
+        #expect(WindowLog.hasLeft(.saturatedMin, span: .saturatedMax, by: .saturatedMax))
+        #expect(!WindowLog.hasLeft(.saturatedMax, span: .zero, by: .saturatedMin))
+    }
+
     /// The state machine alone, at random offsets near both ends: the starts it admits are
     /// never more than N in any window, whatever the calls.
     @Test func neverMoreThanNInAnyWindowAtEitherEnd() {
