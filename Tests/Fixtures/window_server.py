@@ -10,6 +10,8 @@ It prints "PORT <n>" on its first line of output, then serves:
                                    with &sent=S (the client's monotonic seconds when it took
                                    its permit), the trip arrival - S is recorded
   GET /trips?key=K                 "<t1> <t2> ...": the recorded trips of key K, in seconds
+  GET /sent?key=K                  "<s1> <s2> ...": the clients' permit times of key K (the
+                                   `sent` of each request), in order
   GET /stats?key=K                 "<accepted> <rejected> <t1> <t2> ...": the counts of key K,
                                    then the arrival time (monotonic seconds) of each accepted
                                    request, in order
@@ -41,7 +43,8 @@ class Handler(QuietHandler):
                 now = time.monotonic()
                 record = stats.setdefault(key, [0, 0, []])
                 if "sent" in query:
-                    trips.setdefault(key, []).append(now - float(query["sent"][0]))
+                    sent = float(query["sent"][0])
+                    trips.setdefault(key, []).append((now - sent, sent))
                 recent = [t for t in record[2] if t > now - window]
                 if len(recent) < limit:
                     record[0] += 1
@@ -60,7 +63,11 @@ class Handler(QuietHandler):
             return self.answer(200, f"{accepted} {rejected} {times}".strip())
         if url.path == "/trips":
             with lock:
-                times = " ".join(f"{t:.6f}" for t in trips.get(key, []))
+                times = " ".join(f"{t:.6f}" for t, _ in trips.get(key, []))
+            return self.answer(200, times)
+        if url.path == "/sent":
+            with lock:
+                times = " ".join(f"{s:.6f}" for s in sorted(s for _, s in trips.get(key, [])))
             return self.answer(200, times)
         return self.answer(404, "not found")
 
