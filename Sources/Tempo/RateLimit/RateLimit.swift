@@ -1,15 +1,24 @@
-/// How many permits a rate-limited key hands out: `permits` per `interval`, and at most `burst`
-/// at once.
+/// How many permits a rate-limited key hands out: a token bucket of `permits` per `interval`
+/// with at most `burst` at once, or a window limit of at most `permits` starts in any rolling
+/// `interval` (``window(_:per:margin:)``).
 ///
-/// A key holds a bucket of at most `burst` permits that refills continuously, one permit every
+/// A token bucket holds at most `burst` permits and refills continuously, one permit every
 /// `interval / permits` (rounded up to the attosecond, so the rate is never exceeded). A full
-/// bucket lets `burst` calls through at once; after that, calls are spaced by the refill.
-/// This is the generic cell rate algorithm (GCRA): the key stores one instant, when its bucket
-/// is full again, so a call costs the same whatever the numbers.
+/// bucket lets `burst` calls through at once; after that, calls are spaced by the refill. So in
+/// any rolling window of `interval` (`[t, t + interval)`) it lets up to `permits + burst - 1`
+/// calls through: the full bucket, then `permits - 1` refills. That is its average rate, not a
+/// service's "`permits` per `interval`": for that, use ``window(_:per:margin:)``, which never
+/// lets more than `permits` through in any window (and leaves room for the request's trip).
+/// The bucket is the generic cell rate algorithm (GCRA): the key stores one instant, when its
+/// bucket is full again, so a call costs the same whatever the numbers.
 ///
 /// ```swift
-/// let api = RateLimit(10, per: .seconds(1))            // 10 a second, 10 at once
-/// let smooth = RateLimit(10, per: .seconds(1), burst: 1) // one every 100 ms
+/// // A service's "10 a second": never 11 in any 1.05 s (50 ms for the trip).
+/// let service = RateLimit.window(10, per: .seconds(1))
+/// // Smoothing your own load: one every 100 ms on average, up to 19 in a rolling second.
+/// let smooth = RateLimit(10, per: .seconds(1))
+/// // One every 100 ms, evenly spaced: up to 10 in a rolling second.
+/// let even = RateLimit(10, per: .seconds(1), burst: 1)
 /// ```
 ///
 /// Every value is safe, and means:
@@ -22,7 +31,8 @@
 ///   whole bucket would take more than half of `Duration`'s range to refill is capped to what
 ///   fits (at least 1); ``RateLimitError/cannotAdmit(weight:burst:)`` reports the capped burst.
 public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
-    /// Whether two limits have the same permits, interval and burst.
+    /// Whether two limits have the same permits, interval, burst, margin and hold (a token
+    /// bucket never equals a window limit).
     ///
     /// ```swift
     /// // true: the burst defaults to the permits
@@ -34,10 +44,11 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     ///   - rhs: Another limit.
     /// - Returns: `true` when permits, interval and burst are all equal.
     public static func == (lhs: RateLimit, rhs: RateLimit) -> Bool {
-        (lhs.permits, lhs.interval, lhs.burst) == (rhs.permits, rhs.interval, rhs.burst)
+        (lhs.permits, lhs.interval, lhs.burst, lhs.margin, lhs.holdsOnRetryAfter)
+            == (rhs.permits, rhs.interval, rhs.burst, rhs.margin, rhs.holdsOnRetryAfter)
     }
 
-    /// Hashes the permits, interval and burst, the parts ``==(_:_:)`` compares.
+    /// Hashes the permits, interval, burst, margin and hold, the parts ``==(_:_:)`` compares.
     ///
     /// ```swift
     /// let limits: Set = [RateLimit(10, per: .seconds(1)), RateLimit(1, per: .seconds(1))]
@@ -48,31 +59,36 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(permits)
         hasher.combine(interval)
         hasher.combine(burst)
+        hasher.combine(margin)
+        hasher.combine(holdsOnRetryAfter)
     }
 
-    /// The permits added per ``interval``.
+    /// The permits added per ``interval`` (for a window limit: the most starts in a window).
     ///
     /// ```swift
     /// let perSecond = RateLimit(10, per: .seconds(1)).permits   // 10
     /// ```
     public let permits: Int
-    /// The time over which ``permits`` permits are added.
+    /// The time over which ``permits`` permits are added (for a window limit: the window, before
+    /// its ``margin``).
     ///
     /// ```swift
     /// let window = RateLimit(10, per: .seconds(1)).interval   // 1 second
     /// ```
     public let interval: Duration
-    /// The most permits the bucket holds: how many calls can pass at once.
+    /// The most permits the bucket holds: how many calls can pass at once (for a window limit:
+    /// ``permits``, at least 1).
     ///
     /// ```swift
     /// let atOnce = RateLimit(10, per: .seconds(1), burst: 0).burst   // 1: at least one
     /// ```
     public let burst: Int
 
-    /// `permits` per `interval`, with at most `burst` at once (`nil`: `permits`).
+    /// A token bucket: `permits` per `interval`, with at most `burst` at once (`nil`:
+    /// `permits`); up to `permits + burst - 1` in any rolling `interval`.
     ///
     /// ```swift
-    /// let search = RateLimit(5, per: .seconds(1), burst: 2)
+    /// let search = RateLimit(5, per: .seconds(1), burst: 2)   // up to 6 in a rolling second
     /// ```
     ///
     /// - Parameters:
@@ -86,18 +102,43 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
         self.burst = max(burst ?? permits, 1)
         // Worked out once here, so that a call divides nothing.
         bucket = Self.bucket(permits: permits, interval: interval, burst: self.burst)
+        margin = nil
+        window = nil
     }
 
     /// The bucket a call is measured against, worked out by `bucket(permits:interval:burst:)`.
     let bucket: (refill: Duration, burst: Int)?
 
-    /// The limit as text, such as `10 per 1.000 s, burst 10`.
+    /// For a window limit (``window(_:per:margin:)``), the time added to ``interval`` for the
+    /// request's trip to the server; `nil` for a token bucket.
+    ///
+    /// ```swift
+    /// let trip = RateLimit.window(10, per: .seconds(1)).margin   // 50 ms
+    /// ```
+    public let margin: Duration?
+    /// The window a window limit's call is measured against: `nil` for a token bucket, and for
+    /// a window limit with no limit (an `interval` of zero or less).
+    let window: WindowLimitSpan?
+    /// Whether an operation's error that carries a retry-after holds the key until then, for
+    /// every caller (see ``holdingOnRetryAfter(_:)``); `false` unless asked.
+    ///
+    /// ```swift
+    /// let listens = RateLimit.window(10, per: .seconds(1)).holdingOnRetryAfter()
+    ///     .holdsOnRetryAfter   // true
+    /// ```
+    public internal(set) var holdsOnRetryAfter = false
+
+    /// The limit as text, such as `10 per 1.000 s, burst 10`, or for a window limit
+    /// `10 in any 1.000 s, margin 50.0 ms`.
     ///
     /// ```swift
     /// print(RateLimit(10, per: .seconds(1)))
     /// ```
     public var description: String {
-        "\(permits) per \(formatDuration(interval)), burst \(burst)"
+        if let margin {
+            return "\(permits) in any \(formatDuration(interval)), margin \(formatDuration(margin))"
+        }
+        return "\(permits) per \(formatDuration(interval)), burst \(burst)"
     }
 
     /// The bucket a call is measured against: the time one permit takes to refill

@@ -5,7 +5,9 @@
 ///
 /// Calls are grouped by `identifier`, or, without one, by the call site
 /// (`fileID:line:column`). Each key has a bucket of `limit.burst` permits that refills at
-/// `limit.permits` per `limit.interval` (see ``RateLimit``); a call takes `weight` permits.
+/// `limit.permits` per `limit.interval` (up to `permits + burst - 1` in a rolling `interval`;
+/// see ``RateLimit``), or, for a ``RateLimit/window(_:per:margin:)`` limit, a window that holds
+/// at most `limit.permits` starts; a call takes `weight` permits.
 /// When they are free and nobody waits, the call takes them and runs `operation` at once: a
 /// clock read, a lock and a table update, no `Task`. Otherwise `whenLimited` decides:
 ///
@@ -26,17 +28,20 @@
 /// already cancelled throws `CancellationError` without taking a permit or running, whatever
 /// its weight. Errors of `operation`
 /// are rethrown; its permits are spent either way (a permit counts calls started, not calls
-/// that succeeded). A key whose bucket is full again and that has nobody waiting leaves the
-/// registry (at the latest one whole bucket's refill later), so an idle program's
-/// ``TempoRegistry/snapshot()`` is empty. The limit holds at either end of the clock's range:
-/// at its last instant a key admits its burst and no more (its bucket never fills again
-/// there, so the key stays).
+/// that succeeded). With a limit made ``RateLimit/holdingOnRetryAfter(_:)``, an error that
+/// carries a retry-after also holds the key's permits until then, for every caller. A key
+/// whose bucket is full again and that has nobody waiting leaves the registry (at the latest
+/// one whole bucket's refill later; a window limit's key, the instant its window is empty), so
+/// an idle program's ``TempoRegistry/snapshot()`` is empty. The limit holds at either end of
+/// the clock's range: at its last instant a key admits its burst and no more (its bucket never
+/// fills again there, so the key stays).
 ///
 /// The function is `nonisolated(nonsending)`, and so is `operation`: both run on the caller's
 /// actor (or off any actor, for a caller on none), with no hop on the way in or out.
 ///
 /// ```swift
-/// let answer = try await rateLimit(RateLimit(10, per: .seconds(1)), identifier: "api") {
+/// // The service allows 10 requests a second: never 11 in any 1.05 s.
+/// let answer = try await rateLimit(RateLimit.window(10, per: .seconds(1)), identifier: "api") {
 ///     try await api.ping()
 /// }
 /// ```
@@ -72,6 +77,9 @@ public nonisolated(nonsending) func rateLimit<Value>(
     let permit = try RatePermitRequest(
         limit, weight: weight, policy: policy, identifier: identifier, fileID: fileID,
         line: line, column: column)
+    if limit.holdsOnRetryAfter {
+        return try await rateLimitListening(permit, limit, operation: operation)
+    }
     guard permit.mustWait else { return try await operation() }
     return try await rateLimitAfterWaiting(permit, operation: operation)
 }
@@ -100,15 +108,23 @@ struct RatePermitRequest: ~Copyable, Sendable {
         self.weight = weight
         self.outcome = outcome
         maxWait = policy.maxWait
-        if case .wait = outcome { mustWait = true } else { mustWait = false }
+        if case .admitted = outcome { mustWait = false } else { mustWait = true }
     }
 
     /// Waits in the key's queue for permits that were not free (returns at once when they
     /// were). Returns the work token of a waiter that a deterministic clock's timer admitted.
     nonisolated(nonsending) func waitIfNeeded() async throws -> SettleToken? {
-        guard case .wait(let registry, let bucket) = outcome else { return nil }
-        return try await registry.waitForRatePermit(
-            key, weight: weight, bucket: bucket, maxWait: maxWait)
+        switch outcome {
+        case .admitted: return nil
+        case .wait(let registry, let bucket):
+            return try await registry.waitForRatePermit(
+                key, weight: weight, bucket: bucket, maxWait: maxWait)
+        case .waitInWindow(let registry, let ask):
+            return try await registry.waitForPermit(
+                WindowLimitEntry.self, key, ask,
+                new: { _ in WindowLimitEntry(permits: ask.permits, span: ask.span) },
+                maxWait: maxWait)
+        }
     }
 }
 
@@ -199,6 +215,9 @@ public func takeRatePermit(
     line: UInt = #line,
     column: UInt = #column
 ) throws(RateLimitError) {
+    if let window = limit.window {
+        return try takeWindowPermit(window, weight, GroupKey(identifier, fileID, line, column))
+    }
     guard weight > 0, let bucket = limit.bucket else { return }
     guard weight <= bucket.burst else {
         throw .cannotAdmit(weight: weight, burst: bucket.burst)
@@ -211,9 +230,9 @@ public func takeRatePermit(
     }
 }
 
-/// Fills the bucket of the rate limit `identifier` now: the calls waiting there are admitted as
-/// the full bucket allows, first in first out, and the rest wait on. Does nothing when nothing
-/// is live for `identifier`.
+/// Fills the bucket of the rate limit `identifier` now (for a window limit: empties its window):
+/// the calls waiting there are admitted as the full bucket allows, first in first out, and the
+/// rest wait on. Does nothing when nothing is live for `identifier`.
 ///
 /// ```swift
 /// resetRateLimit(identifier: "api")   // the server's quota was reset
@@ -230,6 +249,8 @@ enum RatePermitNow: Sendable {
     case admitted
     /// Not free, and the policy waits: wait in `registry`'s queue, with this bucket.
     case wait(TempoRegistry, (refill: Duration, burst: Int))
+    /// A window limit's starts did not fit, and the policy waits: wait in `registry`'s queue.
+    case waitInWindow(TempoRegistry, WindowLimitEntry.Ask)
 }
 
 /// Takes `weight` permits of `limit` for `key` in the current registry now, if they are free,
@@ -239,6 +260,7 @@ enum RatePermitNow: Sendable {
 func ratePermitNow(
     _ limit: RateLimit, _ weight: Int, _ policy: RateLimitPolicy, _ key: GroupKey
 ) throws -> RatePermitNow {
+    if let window = limit.window { return try windowPermitNow(window, weight, policy, key) }
     guard weight > 0, let bucket = limit.bucket else {
         // Nothing to take, but a cancelled task still does not run.
         try Task.checkCancellation()
@@ -253,4 +275,41 @@ func ratePermitNow(
     else { return .admitted }
     if policy.maxWait == .zero { throw RateLimitError.limited(retryAfter: after) }
     return .wait(registry, bucket)
+}
+
+/// ``ratePermitNow(_:_:_:_:)`` for a window limit.
+func windowPermitNow(
+    _ window: WindowLimitSpan, _ weight: Int, _ policy: RateLimitPolicy, _ key: GroupKey
+) throws -> RatePermitNow {
+    guard weight > 0 else {
+        try Task.checkCancellation()
+        return .admitted
+    }
+    guard weight <= window.permits else {
+        throw RateLimitError.cannotAdmit(weight: weight, burst: window.permits)
+    }
+    try Task.checkCancellation()
+    let registry = TempoRegistry.current
+    let ask = WindowLimitEntry.Ask(weight: weight, permits: window.permits, span: window.span)
+    guard case .limited(let after) = registry.enterWindowLimit(key, ask: ask) else {
+        return .admitted
+    }
+    if policy.maxWait == .zero { throw RateLimitError.limited(retryAfter: after) }
+    return .waitInWindow(registry, ask)
+}
+
+/// ``takeRatePermit(_:weight:identifier:fileID:line:column:)`` for a window limit.
+func takeWindowPermit(
+    _ window: WindowLimitSpan, _ weight: Int, _ key: GroupKey
+) throws(RateLimitError) {
+    guard weight > 0 else { return }
+    guard weight <= window.permits else {
+        throw .cannotAdmit(weight: weight, burst: window.permits)
+    }
+    let ask = WindowLimitEntry.Ask(weight: weight, permits: window.permits, span: window.span)
+    if case .limited(let after) = TempoRegistry.withCurrentRegistry({
+        $0.enterWindowLimit(key, ask: ask)
+    }) {
+        throw .limited(retryAfter: after)
+    }
 }

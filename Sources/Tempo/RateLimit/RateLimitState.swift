@@ -214,6 +214,13 @@ struct RateLimitState<Waiter> {
         return Int(clamping: free.attoseconds / refill.attoseconds)
     }
 
+    /// Holds every permit until `instant` (a service's retry-after): no call is admitted
+    /// before it, and at that instant the bucket has one permit (the rest refill from there).
+    /// A hold that ends sooner than the bucket's own debt changes nothing.
+    mutating func hold(until instant: Duration) {
+        fullAt = max(fullAt, instant.adding(whole.subtracting(refill)))
+    }
+
     /// When the next single permit is free, at `now` or later (the waiters not counted).
     func nextPermit(at now: Duration) -> Duration {
         now.adding(Ask(weight: 1, burst: burst, refill: refill).wait(debt: debt(at: now)))

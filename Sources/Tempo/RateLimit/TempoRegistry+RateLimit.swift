@@ -94,6 +94,45 @@ extension RateLimitState: RegistryEntry where Waiter == PermitWaiter {
     }
 }
 
+/// A rate-limited key's entry, a token bucket or a window: a FIFO queue of ``PermitWaiter``s in
+/// front of a meter. The wait, its cancellation and a reset go through this, for both.
+protocol PermitQueueEntry: RegistryEntry where Key == GroupKey {
+    /// What a call asks for.
+    associatedtype Request: Sendable
+    /// A call at `now`: admitted at once, or not (nothing changes then).
+    mutating func take(_ request: Request, at now: Duration) -> RateLimitEntry.Decision
+    /// Queues a waiter after ``take(_:at:)`` said no; returns its id.
+    mutating func enqueue(_ waiter: PermitWaiter, request: Request, deadline: Duration?) -> UInt64
+    /// When the key's timer must wake; `nil`: no timer is needed.
+    func timerWake(at now: Duration) -> Duration?
+    /// Removes waiter `id` if it still waits, and admits whoever it held up.
+    mutating func withdraw(_ id: UInt64, at now: Duration) -> (
+        PermitWaiter, RateLimitEntry.Settled
+    )?
+    /// Makes the key fresh at `now`, and admits the waiters that lets through.
+    mutating func reset(at now: Duration) -> RateLimitEntry.Settled
+}
+
+/// A token bucket's call: its ask, and the limit's bucket (for the snapshot).
+struct BucketRequest: Sendable {
+    var ask: RateLimitEntry.Ask
+    var bucket: (refill: Duration, burst: Int)
+}
+
+extension RateLimitState: PermitQueueEntry where Waiter == PermitWaiter {
+    mutating func take(_ request: BucketRequest, at now: Duration) -> Decision {
+        call(at: now, ask: request.ask, refill: request.bucket.refill, burst: request.bucket.burst)
+    }
+
+    mutating func enqueue(
+        _ waiter: PermitWaiter, request: BucketRequest, deadline: Duration?
+    ) -> UInt64 {
+        enqueue(waiter, ask: request.ask, deadline: deadline)
+    }
+
+    func timerWake(at now: Duration) -> Duration? { wake(at: now) }
+}
+
 /// What a call's transition returns to the entry path.
 struct RateLimitCall<Outcome: Sendable>: TransitionResult {
     var outcome: Outcome
@@ -130,16 +169,29 @@ extension TempoRegistry {
     /// token, parked while it waited, counts as running again). Throws `CancellationError` when
     /// the task is cancelled while waiting (the waiter leaves the queue and takes nothing),
     /// ``RateLimitError/limited(retryAfter:)`` when `maxWait` runs out.
-    ///
-    /// It runs on the caller's actor (`isolation`) up to the wait: the waiter joins the queue
-    /// before the actor is let go, so calls made one after another on an actor queue in that
-    /// order. (The wait's closure names `isolation`, which keeps it there: a closure of a
-    /// `nonisolated(nonsending)` function would run off the actor.)
     func waitForRatePermit(
         _ key: GroupKey, weight: Int, bucket: (refill: Duration, burst: Int), maxWait: Duration?,
         isolation: isolated (any Actor)? = #isolation
     ) async throws -> SettleToken? {
         let ask = RateLimitEntry.Ask(weight: weight, burst: bucket.burst, refill: bucket.refill)
+        return try await waitForPermit(
+            RateLimitEntry.self, key, BucketRequest(ask: ask, bucket: bucket),
+            new: { RateLimitEntry(now: $0, refill: bucket.refill, burst: bucket.burst) },
+            maxWait: maxWait)
+    }
+
+    /// Waits in the queue of a key of `Entry`'s table for what `request` asks, at most
+    /// `maxWait`; as ``waitForRatePermit(_:weight:bucket:maxWait:isolation:)``.
+    ///
+    /// It runs on the caller's actor (`isolation`) up to the wait: the waiter joins the queue
+    /// before the actor is let go, so calls made one after another on an actor queue in that
+    /// order. (The wait's closure names `isolation`, which keeps it there: a closure of a
+    /// `nonisolated(nonsending)` function would run off the actor.)
+    func waitForPermit<Entry: PermitQueueEntry>(
+        _: Entry.Type, _ key: GroupKey, _ request: Entry.Request,
+        new: (Duration) -> Entry, maxWait: Duration?,
+        isolation: isolated (any Actor)? = #isolation
+    ) async throws -> SettleToken? {
         let waiterID = PermitWaiterID()
         let host = clock.host
         // The task's own work token, if it carries one of this clock (it runs an operation the
@@ -149,27 +201,26 @@ extension TempoRegistry {
             try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
                 let now = clock.now()
                 let outcome = enter(
-                    RateLimitEntry.self, key, ticket: nil,
-                    new: { RateLimitEntry(now: now, refill: bucket.refill, burst: bucket.burst) }
+                    Entry.self, key, ticket: nil, new: { new(now) }
                 ) { state -> RateLimitCall<RateLimitWaitOutcome> in
                     // A cancel before this point found no waiter: it is seen here instead.
                     if Task.isCancelled {
-                        return RateLimitCall(outcome: .cancelled, timerWake: state.wake(at: now))
+                        return RateLimitCall(
+                            outcome: .cancelled, timerWake: state.timerWake(at: now))
                     }
-                    let decision = state.call(
-                        at: now, ask: ask, refill: bucket.refill, burst: bucket.burst)
-                    if decision == .admitted {
-                        return RateLimitCall(outcome: .admitted, timerWake: state.wake(at: now))
+                    if state.take(request, at: now) == .admitted {
+                        return RateLimitCall(
+                            outcome: .admitted, timerWake: state.timerWake(at: now))
                     }
                     let id = state.enqueue(
                         PermitWaiter(
                             continuation: continuation, host: host, callerToken: callerToken),
-                        ask: ask, deadline: maxWait.map { now.adding($0) })
+                        request: request, deadline: maxWait.map { now.adding($0) })
                     waiterID.value.withLock { $0 = id }
                     // Asleep until decided: parked here, under the lock, so no decision can
                     // come first.
                     callerToken?.park()
-                    return RateLimitCall(outcome: .queued, timerWake: state.wake(at: now))
+                    return RateLimitCall(outcome: .queued, timerWake: state.timerWake(at: now))
                 }.outcome
                 switch outcome {
                 case .admitted: continuation.resume(returning: nil)
@@ -178,15 +229,17 @@ extension TempoRegistry {
                 }
             }
         } onCancel: {
-            withdrawRateWaiter(key, waiterID)
+            withdrawPermitWaiter(Entry.self, key, waiterID)
         }
     }
 
     /// The task of a waiter was cancelled: it leaves the queue (unless it was already admitted
     /// or let go) and throws `CancellationError`; whoever it held up is admitted.
-    private func withdrawRateWaiter(_ key: GroupKey, _ waiterID: PermitWaiterID) {
+    private func withdrawPermitWaiter<Entry: PermitQueueEntry>(
+        _: Entry.Type, _ key: GroupKey, _ waiterID: PermitWaiterID
+    ) {
         var withdrawn: PermitWaiter?
-        let settled = controlRateLimit(key) { state, now -> RateLimitEntry.Settled? in
+        let settled = controlRateLimit(Entry.self, key) { state, now -> RateLimitEntry.Settled? in
             let id = waiterID.value.withLock { $0 }
             guard id != 0, let (waiter, settled) = state.withdraw(id, at: now) else { return nil }
             withdrawn = waiter
@@ -196,7 +249,8 @@ extension TempoRegistry {
         settled?.resume()
     }
 
-    /// Fills the bucket of the rate limit `identifier`; see ``Tempo/resetRateLimit(identifier:)``.
+    /// Fills the bucket of the rate limit `identifier`, and empties the window of the window
+    /// limit `identifier`; see ``Tempo/resetRateLimit(identifier:)``.
     ///
     /// ```swift
     /// registry.resetRateLimit(identifier: "api")
@@ -204,17 +258,22 @@ extension TempoRegistry {
     ///
     /// - Parameter identifier: The identifier the rate-limited calls were made with.
     public func resetRateLimit(identifier: String) {
-        controlRateLimit(.name(identifier)) { state, now in state.reset(at: now) }?.resume()
+        controlRateLimit(RateLimitEntry.self, .name(identifier)) { state, now in
+            state.reset(at: now)
+        }?.resume()
+        controlRateLimit(WindowLimitEntry.self, .name(identifier)) { state, now in
+            state.reset(at: now)
+        }?.resume()
     }
 
     /// Applies `change` to the live entry of `key` under its lock; an entry left idle leaves its
     /// table, otherwise its timer is kept in step. Returns what `change` returned.
-    private func controlRateLimit<R: Sendable>(
-        _ key: GroupKey, _ change: (inout RateLimitEntry, Duration) -> R?
+    private func controlRateLimit<Entry: PermitQueueEntry, R: Sendable>(
+        _: Entry.Type, _ key: GroupKey, _ change: (inout Entry, Duration) -> R?
     ) -> R? {
         let now = clock.now()
         let (result, timer) = shard(key).tables.withLock { tables in
-            RateLimitEntry.access(&tables) { table, ids -> (R?, TimerRef?) in
+            Entry.access(&tables) { table, ids -> (R?, TimerRef?) in
                 guard var slot = table[key], let result = change(&slot.state, now) else {
                     return (nil, nil)
                 }
@@ -222,7 +281,9 @@ extension TempoRegistry {
                     table.removeLive(key)
                     return (result, slot.timer)
                 }
-                arm(&slot, key: key, wake: slot.state.wake(at: now), ids: &ids)
+                if let wake = slot.state.timerWake(at: now) {
+                    arm(&slot, key: key, wake: wake, ids: &ids)
+                }
                 table[key] = slot
                 return (result, nil)
             }

@@ -80,6 +80,7 @@ extension TempoRegistry {
                 add(DelayState.self, from: &tables)
                 add(RunningWork.self, from: &tables)
                 add(RateLimitEntry.self, from: &tables)
+                add(WindowLimitEntry.self, from: &tables)
                 add(ConcurrencyLimitState<LimitWaiter>.self, from: &tables)
                 add(RetryBudgetState.self, from: &tables)
                 add(CircuitBreakerEntry.self, from: &tables)

@@ -22,7 +22,8 @@ protocol RegistryEntry: Sendable {
 
     /// After its timer fired at `now` and asked for no next wake: whether the entry stays in
     /// its table, without a timer (a later call arms a new one). `false` for every kind but a
-    /// circuit breaker and a rate limit, whose timer only forgets what has aged.
+    /// circuit breaker and a rate limit (token bucket or window), whose timer only forgets what
+    /// has aged: one whose next instant lies past the clock's end stays this way.
     func keepsWhenTimerEnds(at now: Duration) -> Bool
 
     /// Ends the entry (`cancelAll`, or cancel by key): the call whose instant has come runs

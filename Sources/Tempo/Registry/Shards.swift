@@ -39,6 +39,7 @@ extension TempoRegistry {
         var namedRepeats: [String: RepeatControl] = [:]
         var ids: IDSource
         var rateLimits: [GroupKey: Slot<RateLimitEntry>] = [:]
+        var windowLimits: [GroupKey: Slot<WindowLimitEntry>] = [:]
         var concurrencyLimits: [GroupKey: Slot<ConcurrencyLimitState<LimitWaiter>>] = [:]
         /// The one concurrency-limit key of this shard whose entry may stay in its table idle:
         /// the key that went idle most recently here (its entry may be live again since). A key
@@ -58,7 +59,8 @@ extension TempoRegistry {
 
         var count: Int {
             debounces.count + throttles.count + delays.count + running.count
-                + rateLimits.count + concurrencyLimits.count - keptIdleLimitCount
+                + rateLimits.count + windowLimits.count
+                + concurrencyLimits.count - keptIdleLimitCount
                 + retryBudgets.count
                 + circuitBreakers.count - keptIdleBreakerCount
         }
@@ -66,7 +68,7 @@ extension TempoRegistry {
         var capacity: Int {
             debounces.capacity + throttles.capacity + delays.capacity + running.capacity
                 + namedRepeats.capacity
-                + rateLimits.capacity + concurrencyLimits.capacity
+                + rateLimits.capacity + windowLimits.capacity + concurrencyLimits.capacity
                 + retryBudgets.capacity
                 + circuitBreakers.capacity
         }
