@@ -79,7 +79,7 @@ extension TempoRegistry {
                 RateLimitEntry.self, key, ticket: nil,
                 new: { RateLimitEntry(now: now, refill: bucket.refill, burst: bucket.burst) }
             ) { state in
-                state.hold(until: until)
+                state.hold(until: until, at: now)
                 return RateLimitCall(outcome: (), timerWake: state.wake(at: now))
             }
         }

@@ -49,7 +49,8 @@ struct RateLimitState<Waiter> {
 
     /// The instant the bucket's debt was last worked out at.
     private var base: Duration
-    /// How long after `base` the bucket is full again: zero or more, at most the whole bucket.
+    /// How long after `base` the bucket is full again: zero or more, at most the whole bucket
+    /// or, after a hold, the hold plus a bucket less one permit (both at most half the range).
     private var ahead: Duration = .zero
     /// The refill and burst of the latest call, for the snapshot.
     private(set) var refill: Duration
@@ -214,11 +215,17 @@ struct RateLimitState<Waiter> {
         return Int(clamping: free.attoseconds / refill.attoseconds)
     }
 
-    /// Holds every permit until `instant` (a service's retry-after): no call is admitted
-    /// before it, and at that instant the bucket has one permit (the rest refill from there).
-    /// A hold that ends sooner than the bucket's own debt changes nothing.
-    mutating func hold(until instant: Duration) {
-        fullAt = max(fullAt, instant.adding(whole.subtracting(refill)))
+    /// Holds every permit until `instant` (a service's retry-after), decided at `now`: no call
+    /// is admitted before it, and at that instant the bucket has one permit (the rest refill
+    /// from there). A hold that ends sooner than the bucket's own debt changes nothing. The
+    /// debt it leaves is capped at half of `Duration`'s range, as a whole bucket is, so that it
+    /// never saturates (a hold of billions of years is no different from a longer one).
+    mutating func hold(until instant: Duration, at now: Duration) {
+        let held = instant.subtracting(now).adding(whole.subtracting(refill))
+        let capped = Duration(attoseconds: min(held.attoseconds, Int128.max / 2))
+        guard capped.attoseconds > debt(at: now).attoseconds else { return }
+        base = now
+        ahead = capped
     }
 
     /// When the next single permit is free, at `now` or later (the waiters not counted).

@@ -132,6 +132,23 @@ private func flushBatch(_ item: Int, into log: Log<Int>) async throws -> Int {
         }
     }
 
+    /// What "at once" means, as TestingWithManualClock.md and Debounce.md say: on the main
+    /// actor, its next turn; with `.taskContext`, a synchronous operation runs inside the call.
+    @MainActor @Test func atOnceIsTheMainActorsNextTurnAndInsideTheCallOnTaskContext() async {
+        let clock = ManualClock()
+        await TempoRegistry(clock: clock).withCurrent {
+            let runs = Log<String>()
+            debounce(.seconds(1), option: .leading) { runs.append("main") }
+            throttle(.seconds(1)) { runs.append("main throttle") }
+            debounce(.zero) { runs.append("main zero") }
+            #expect(runs.all.isEmpty, "queued on the main actor, not run before the calls return")
+            debounce(.seconds(1), by: .taskContext, option: .leading) { runs.append("inline") }
+            #expect(runs.all == ["inline"])
+            await clock.advance(by: .zero)
+            #expect(runs.all == ["inline", "main", "main throttle", "main zero"])
+        }
+    }
+
     @Test func aTaskThatFinishesAtOnceIsReturnedFinished() async throws {
         let clock = ManualClock()
         let started = await clock.start { 42 }
@@ -170,21 +187,25 @@ private func flushBatch(_ item: Int, into log: Log<Int>) async throws -> Int {
         }
     }
 
-    /// The time limit counts only while the clock stands still.
-    @Test func theTimeLimitCountsOnlyWhileTheClockStandsStill() async throws {
+    /// The time limit counts only while the clock stands still: a real-clock test, with room
+    /// for a loaded machine (the clock moves every 10 ms, the limit is a second).
+    @Test func realClockTheTimeLimitCountsOnlyWhileTheClockStandsStill() async throws {
         let clock = ManualClock()
         let sleeper = await clock.start { try await clock.sleep(for: .seconds(1)) }
+        let wall = ContinuousClock()
+        let started = wall.now
         let mover = Task {
-            for _ in 0..<10 {
-                try await Task.sleep(for: .milliseconds(40))
-                await clock.advance(by: .milliseconds(100))
+            // Three limits of real time in all, a millisecond of the clock every 10 ms.
+            while wall.now - started < .seconds(3) {
+                try await Task.sleep(for: .milliseconds(10))
+                await clock.advance(by: .milliseconds(1))
             }
+            await clock.advance(by: .seconds(1))
         }
-        // 400 ms of real time in all, with a limit of 150 ms: the clock keeps moving.
         let outcome = Log<String>()
-        let done = await finishes {
+        let done = await finishes(within: .seconds(10)) {
             do {
-                try await sleeper.value(timeLimit: .milliseconds(150))
+                try await sleeper.value(timeLimit: .seconds(1))
                 outcome.append("value")
             } catch {
                 outcome.append("\(error)")
@@ -192,6 +213,7 @@ private func flushBatch(_ item: Int, into log: Log<Int>) async throws -> Int {
         }
         #expect(done)
         #expect(outcome.all == ["value"])
+        #expect(wall.now - started >= .seconds(3), "the wait outlasted its limit, three times")
         try await mover.value
     }
 }

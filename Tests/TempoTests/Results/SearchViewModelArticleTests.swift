@@ -33,35 +33,28 @@ import Testing
     }
 }
 
-/// Starts `model.queryChanged(query)` in a task, as a keystroke does, and returns once the
-/// call has been applied (at the task's first suspension).
-@MainActor func typed(_ query: String, into model: ArticleSearchViewModel) async
-    -> Task<Void, Never>
-{
-    var task: Task<Void, Never>?
-    await withCheckedContinuation { (applied: CheckedContinuation<Void, Never>) in
-        task = Task { @MainActor in
-            applied.resume()
-            await model.queryChanged(query)
-        }
-    }
-    return task!
+/// A keystroke, as the article's test makes one: `ManualClock.start` returns once the call
+/// has been applied.
+@MainActor func typed(
+    _ query: String, into model: ArticleSearchViewModel, on clock: ManualClock
+) async -> ManualClock.Started<Void> {
+    await clock.start { await model.queryChanged(query) }
 }
 
 @MainActor @Suite(.timeLimit(.minutes(5))) struct SearchViewModelArticleTests {
-    @Test func aSlowOlderSearchNeverOverwritesANewerOne() async {
+    @Test func aSlowOlderSearchNeverOverwritesANewerOne() async throws {
         let clock = ManualClock()
-        await TempoRegistry(clock: clock).withCurrent {
+        try await TempoRegistry(clock: clock).withCurrent {
             let model = ArticleSearchViewModel { query in
                 try await clock.sleep(for: query == "sw" ? .milliseconds(500) : .milliseconds(50))
                 return [query + "!"]
             }
-            let sw = await typed("sw", into: model)
+            let sw = await typed("sw", into: model, on: clock)
             await clock.advance(by: .milliseconds(400))  // "sw" has been searching since 300 ms
-            let swift = await typed("swift", into: model)
+            let swift = await typed("swift", into: model, on: clock)
             await clock.advance(by: .seconds(1))
-            await sw.value
-            await swift.value
+            try await sw.value()
+            try await swift.value()
             #expect(model.results == ["swift!"])
         }
     }
@@ -75,7 +68,7 @@ import Testing
                 try await clock.sleep(for: .milliseconds(50))
                 return [query + "!"]
             }
-            _ = await typed("swift", into: model)
+            _ = await typed("swift", into: model, on: clock)
             await clock.advance(by: .milliseconds(300))  // the search starts
             #expect(model.results.isEmpty)
             await clock.advance(by: .milliseconds(50))  // and returns
@@ -83,20 +76,20 @@ import Testing
         }
     }
 
-    @Test func aFailedSearchIsReportedAndAReplacedOneIsNot() async {
+    @Test func aFailedSearchIsReportedAndAReplacedOneIsNot() async throws {
         let clock = ManualClock()
-        await TempoRegistry(clock: clock).withCurrent {
+        try await TempoRegistry(clock: clock).withCurrent {
             let model = ArticleSearchViewModel { query in
                 struct Offline: Error {}
                 if query == "swift" { throw Offline() }
                 return [query]
             }
-            let first = await typed("s", into: model)
-            let second = await typed("swift", into: model)
-            await first.value  // replaced: settled at once, no failure
+            let first = await typed("s", into: model, on: clock)
+            let second = await typed("swift", into: model, on: clock)
+            try await first.value()  // replaced: settled at once, no failure
             #expect(model.failure == nil)
             await clock.advance(by: .milliseconds(300))
-            await second.value
+            try await second.value()
             #expect(model.failure == "Offline()")
             #expect(model.results.isEmpty)
         }
