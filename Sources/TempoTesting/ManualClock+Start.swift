@@ -11,7 +11,7 @@ extension ManualClock {
     /// advance; a task started here has.
     ///
     /// ```swift
-    /// @MainActor @Test func typingSearchesOnce() async throws {
+    /// @Test @MainActor func typingSearchesOnce() async throws {
     ///     let clock = ManualClock()
     ///     try await TempoRegistry(clock: clock).withCurrent {
     ///         // Made in the scope: its Debouncer is timed by `clock`
