@@ -41,7 +41,8 @@
 ///
 /// ```swift
 /// // The service allows 10 requests a second: never 11 in any 1.05 s.
-/// let answer = try await rateLimit(RateLimit.window(10, per: .seconds(1)), identifier: "api") {
+/// let service = RateLimit.window(10, per: .seconds(1))
+/// let answer = try await rateLimit(service, identifier: "api") {
 ///     try await api.ping()
 /// }
 /// ```
