@@ -48,10 +48,10 @@ DEFAULT_SCRATCH = ROOT / ".build" / "mutation"
 # deterministic suites check on the manual clock, and under the load of a mutation run (a
 # build beside every test run) their real-clock margins fail now and then: a mutant "killed"
 # by one of them would count a flake as a catch, and a flaky baseline stops the whole run.
-# (The window limit's network suite, where present, is skipped by name too.)
 SKIPPED_SUITES = [
     "HTTPIntegrationTests", "RateLimitIntegrationTests", "ConcurrencyLimitHTTPTests",
     "HedgingHTTPTests", "CircuitBreakerHTTPTests", "RetryBudgetHTTPTests",
+    "WindowLimitIntegrationTests", "WindowLimitHoldIntegrationTests",
 ]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 

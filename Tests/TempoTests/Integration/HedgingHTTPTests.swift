@@ -112,48 +112,52 @@ struct HedgingHTTPTests {
     }
 
     @Test func realClockHedgingCutsTheP99OfASlowTailWithFewExtraRequests() async throws {
-        let server = try await LoopbackServer.start("hedging_server.py")
-        defer { server.stop() }
-        let executor = ThreadExecutor()
-        defer { executor.stop() }
-        // Connections opened, the server warm: not measured.
-        let warmUp = server.url("/work?key=\(UUID().uuidString)&every=1000")
-        _ = try await measure(executor) { _ = try await get(warmUp) }
-        await waitForPunctualTimers(on: executor)
+        try await measuredAlone {
+            let server = try await LoopbackServer.start("hedging_server.py")
+            defer { server.stop() }
+            let executor = ThreadExecutor()
+            defer { executor.stop() }
+            // Connections opened, the server warm: not measured.
+            let warmUp = server.url("/work?key=\(UUID().uuidString)&every=1000")
+            _ = try await measure(executor) { _ = try await get(warmUp) }
+            await waitForPunctualTimers(on: executor)
 
-        let plainKey = UUID().uuidString
-        // The slow tail is a second long: far enough above the ~55 ms a hedged call takes that
-        // a machine loaded past its cores (two CPU hogs on two cores, where a hedged call's p99
-        // reached 310 ms) still shows the cut. With a 400 ms tail that run failed the bound.
-        let plainURL = server.url("/work?key=\(plainKey)&every=10&slow=1&fast=0.005")
-        let plain = try await measure(executor) { _ = try await get(plainURL) }
+            let plainKey = UUID().uuidString
+            // The slow tail is a second long: far enough above the ~55 ms a hedged call takes that
+            // a machine loaded past its cores (two CPU hogs on two cores, where a hedged call's p99
+            // reached 310 ms) still shows the cut. With a 400 ms tail that run failed the bound.
+            let plainURL = server.url("/work?key=\(plainKey)&every=10&slow=1&fast=0.005")
+            let plain = try await measure(executor) { _ = try await get(plainURL) }
 
-        let hedgedKey = UUID().uuidString
-        let hedgedURL = server.url("/work?key=\(hedgedKey)&every=10&slow=1&fast=0.005")
-        let hedged = try await measure(executor) {
-            _ = try await hedge(maxAttempts: 3, after: .milliseconds(50), identifier: "slow-tail") {
-                _ in
-                try await get(hedgedURL)
+            let hedgedKey = UUID().uuidString
+            let hedgedURL = server.url("/work?key=\(hedgedKey)&every=10&slow=1&fast=0.005")
+            let hedged = try await measure(executor) {
+                _ = try await hedge(
+                    maxAttempts: 3, after: .milliseconds(50), identifier: "slow-tail"
+                ) {
+                    _ in
+                    try await get(hedgedURL)
+                }
             }
-        }
 
-        let (plainArrivals, plainSlow) = try await stats(server, key: plainKey)
-        let (hedgedArrivals, hedgedSlow) = try await stats(server, key: hedgedKey)
-        print(
-            "[HedgingHTTP] p99 \(p99(plain)) ms plain, \(p99(hedged)) ms hedged;"
-                + " server saw \(plainArrivals) plain requests (\(plainSlow) slow),"
-                + " \(hedgedArrivals) hedged (\(hedgedSlow) slow) for \(calls) calls each")
-        #expect(plainArrivals == calls)
-        #expect(p99(plain) >= 1_000)  // the control: the tail is there without hedging
-        // Hedging answers a slow request's call from a fast one after ~50 ms.
-        #expect(p99(hedged) < p99(plain) / 2)
-        // Extra requests follow the slow tenth: about one hedge per slow request (22 for 200
-        // calls on an idle machine), with room for fast requests that a loaded machine held
-        // past 50 ms (49 with a load average of 26 on two cores, 103 with four CPU hogs on
-        // them): under one per call, where hedging every call at once would send two.
-        let extra = hedgedArrivals - calls
-        #expect(extra >= calls / 20)
-        #expect(extra < calls, "\(extra) extra requests for \(calls) calls")
-        #expect(TempoRegistry.shared.snapshot().entries(.hedge).isEmpty)
+            let (plainArrivals, plainSlow) = try await stats(server, key: plainKey)
+            let (hedgedArrivals, hedgedSlow) = try await stats(server, key: hedgedKey)
+            print(
+                "[HedgingHTTP] p99 \(p99(plain)) ms plain, \(p99(hedged)) ms hedged;"
+                    + " server saw \(plainArrivals) plain requests (\(plainSlow) slow),"
+                    + " \(hedgedArrivals) hedged (\(hedgedSlow) slow) for \(calls) calls each")
+            #expect(plainArrivals == calls)
+            #expect(p99(plain) >= 1_000)  // the control: the tail is there without hedging
+            // Hedging answers a slow request's call from a fast one after ~50 ms.
+            #expect(p99(hedged) < p99(plain) / 2)
+            // Extra requests follow the slow tenth: about one hedge per slow request (22 for 200
+            // calls on an idle machine), with room for fast requests that a loaded machine held
+            // past 50 ms (49 with a load average of 26 on two cores, 103 with four CPU hogs on
+            // them): under one per call, where hedging every call at once would send two.
+            let extra = hedgedArrivals - calls
+            #expect(extra >= calls / 20)
+            #expect(extra < calls, "\(extra) extra requests for \(calls) calls")
+            #expect(TempoRegistry.shared.snapshot().entries(.hedge).isEmpty)
+        }
     }
 }

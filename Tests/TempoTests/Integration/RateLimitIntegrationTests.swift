@@ -60,49 +60,51 @@ struct RateLimitIntegrationTests {
     /// the server counts, from the 5th arrival to the 50th, is within 10% of 20 a second
     /// (about 2.5 s of real time).
     @Test func realClockClientThroughRateLimitNeverTripsTheServerAndKeepsItsRate() async throws {
-        let server = try await LoopbackServer.start("rate_limit_server.py")
-        defer { server.stop() }
-        let key = UUID().uuidString
-        let url = server.url("/limited?key=\(key)&rate=20&burst=10")
-        let limit = RateLimit(20, per: .seconds(1), burst: 2)
-        // The client runs on a thread of its own, not in the task pool the rest of a parallel
-        // test run keeps busy.
-        let executor = ThreadExecutor()
-        defer { executor.stop() }
-        // Its own registry: its timers are not queued behind the timers other suites arm on
-        // the shared one.
-        let registry = TempoRegistry(clock: ContinuousClock())
-        await waitForPunctualTimers(on: executor)
-        let statuses = try await registry.withCurrent {
-            // Clients of a high priority: the timer that admits their permits runs at the
-            // priority of the tasks that armed it (see Guarantees.md, "Timers keep up with their
-            // callers"), and so is not queued behind the work of the default priority that the
-            // rest of a parallel run keeps the task pool busy with. Unstructured tasks, because
-            // in a task group's children `Task.currentPriority`, which the timers go by, reads
-            // the group's priority on Linux rather than the one they were added with.
-            let clients = (0..<50).map { _ in
-                Task(executorPreference: executor, priority: .high) {
-                    try await rateLimit(limit, identifier: "integration-\(key)") {
-                        try await status(url)
+        try await measuredAlone {
+            let server = try await LoopbackServer.start("rate_limit_server.py")
+            defer { server.stop() }
+            let key = UUID().uuidString
+            let url = server.url("/limited?key=\(key)&rate=20&burst=10")
+            let limit = RateLimit(20, per: .seconds(1), burst: 2)
+            // The client runs on a thread of its own, not in the task pool the rest of a parallel
+            // test run keeps busy.
+            let executor = ThreadExecutor()
+            defer { executor.stop() }
+            // Its own registry: its timers are not queued behind the timers other suites arm on
+            // the shared one.
+            let registry = TempoRegistry(clock: ContinuousClock())
+            await waitForPunctualTimers(on: executor)
+            let statuses = try await registry.withCurrent {
+                // Clients of a high priority: the timer that admits their permits runs at the
+                // priority of the tasks that armed it (see Guarantees.md, "Timers keep up with their
+                // callers"), and so is not queued behind the work of the default priority that the
+                // rest of a parallel run keeps the task pool busy with. Unstructured tasks, because
+                // in a task group's children `Task.currentPriority`, which the timers go by, reads
+                // the group's priority on Linux rather than the one they were added with.
+                let clients = (0..<50).map { _ in
+                    Task(executorPreference: executor, priority: .high) {
+                        try await rateLimit(limit, identifier: "integration-\(key)") {
+                            try await status(url)
+                        }
                     }
                 }
+                var statuses: [Int] = []
+                for client in clients { statuses.append(try await client.value) }
+                return statuses
             }
-            var statuses: [Int] = []
-            for client in clients { statuses.append(try await client.value) }
-            return statuses
+            let counted = try await stats(server, key: key)
+            #expect(statuses.filter { $0 != 200 }.isEmpty)
+            #expect(counted.accepted == 50)
+            #expect(counted.rejected == 0)
+            let rate = counted.rate(skipping: 4)
+            print("[RateLimitIntegration] the server counted \(rate) requests a second, allowed 20")
+            #expect(abs(rate - 20) <= 2, "server counted \(rate) a second")
+            // The key leaves the registry once its bucket is full again (within 100 ms).
+            let gone = await eventually(within: .seconds(5)) {
+                !registry.snapshot().entries.contains { $0.key == "integration-\(key)" }
+            }
+            #expect(gone)
         }
-        let counted = try await stats(server, key: key)
-        #expect(statuses.filter { $0 != 200 }.isEmpty)
-        #expect(counted.accepted == 50)
-        #expect(counted.rejected == 0)
-        let rate = counted.rate(skipping: 4)
-        print("[RateLimitIntegration] the server counted \(rate) requests a second, allowed 20")
-        #expect(abs(rate - 20) <= 2, "server counted \(rate) a second")
-        // The key leaves the registry once its bucket is full again (within 100 ms).
-        let gone = await eventually(within: .seconds(5)) {
-            !registry.snapshot().entries.contains { $0.key == "integration-\(key)" }
-        }
-        #expect(gone)
     }
 
     /// The control: the same 50 requests without the rate limiter trip the server.

@@ -18,6 +18,8 @@ final class HoldableExecutor: SerialExecutor, @unchecked Sendable {
     private var jobs: [UnownedJob] = []
     private var held = false
     private var stopped = false
+    /// A job is running on the thread now.
+    private var running = false
 
     init() {
         Thread.detachNewThread { [self] in run() }
@@ -27,14 +29,19 @@ final class HoldableExecutor: SerialExecutor, @unchecked Sendable {
         let job = UnownedJob(job)
         condition.lock()
         jobs.append(job)
-        condition.signal()
+        condition.broadcast()
         condition.unlock()
     }
 
     /// Keeps the jobs enqueued from now on waiting until ``release()``.
+    ///
+    /// Returns once no job runs: a job that was running when it was called (the caller's
+    /// task, about to suspend) has finished its turn, so what the test does next finds the
+    /// actor held, not busy with that job.
     func hold() {
         condition.lock()
         held = true
+        while running { condition.wait() }
         condition.unlock()
     }
 
@@ -42,7 +49,7 @@ final class HoldableExecutor: SerialExecutor, @unchecked Sendable {
     func release() {
         condition.lock()
         held = false
-        condition.signal()
+        condition.broadcast()
         condition.unlock()
     }
 
@@ -58,7 +65,7 @@ final class HoldableExecutor: SerialExecutor, @unchecked Sendable {
         condition.lock()
         stopped = true
         held = false
-        condition.signal()
+        condition.broadcast()
         condition.unlock()
     }
 
@@ -71,8 +78,13 @@ final class HoldableExecutor: SerialExecutor, @unchecked Sendable {
                 return
             }
             let job = jobs.removeFirst()
+            running = true
             condition.unlock()
             job.runSynchronously(on: asUnownedSerialExecutor())
+            condition.lock()
+            running = false
+            condition.broadcast()
+            condition.unlock()
         }
     }
 }
