@@ -91,6 +91,8 @@ extension RateLimitState: RegistryEntry where Waiter == PermitWaiter {
 struct RateLimitCall<Outcome: Sendable>: TransitionResult {
     var outcome: Outcome
     var timerWake: Duration?
+    /// The work token of a queued waiter's task, parked once the key's timer is armed.
+    var parking: SettleToken?
 }
 
 /// How a call that may wait ended its turn under the lock.
@@ -159,10 +161,11 @@ extension TempoRegistry {
                             continuation: continuation, host: host, callerToken: callerToken),
                         ask: ask, deadline: maxWait.map { now.adding($0) })
                     waiterID.value.withLock { $0 = id }
-                    // Asleep until decided: parked here, under the lock, so no decision can
-                    // come first.
-                    callerToken?.park()
-                    return RateLimitCall(outcome: .queued, timerWake: state.wake(at: now))
+                    // Asleep until decided: parked under the lock, so no decision can come
+                    // first, and after the key's timer is armed (see `TransitionResult`), so
+                    // an advance that sees the task parked fires the timer when it comes due.
+                    return RateLimitCall(
+                        outcome: .queued, timerWake: state.wake(at: now), parking: callerToken)
                 }.outcome
                 switch outcome {
                 case .admitted: continuation.resume(returning: nil)
