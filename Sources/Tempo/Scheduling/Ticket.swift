@@ -26,9 +26,10 @@ final class Ticket: Sendable {
     /// The latest-wins run this ticket releases, if it is an awaited latest-wins call.
     private let latest: LatestClaim?
     /// The work token of the task that made the call, when that task runs an operation the
-    /// engine launched on the same deterministic clock: parked from the call until the call's
-    /// outcome is handed over, or the call will never run (see ``parkCaller(of:)``).
-    private let caller = Lock<SettleToken?>(nil)
+    /// engine launched on the same deterministic clock, and whether it is parked: parked from
+    /// just after the call is registered until the call's outcome is handed over, or the call
+    /// will never run (see ``holdCaller(of:)`` and ``parkCaller()``).
+    private let caller = Lock<(token: SettleToken, parked: Bool)?>(nil)
 
     init() {
         latest = nil
@@ -38,15 +39,25 @@ final class Ticket: Sendable {
         self.latest = latest
     }
 
-    /// Counts the calling task as asleep on `host` while its call waits, when it carries a work
-    /// token of `host` (it runs an operation the engine launched there): the task may be
-    /// waiting for this call's outcome, which only an advance of `host` brings, and an advance
-    /// that waited for the task would wait for itself. Called before the call is registered,
-    /// so no decision comes first. ``releaseCaller()`` counts it as running again.
-    func parkCaller(of host: (any DeterministicClock)?) {
+    /// Notes the calling task's work token, when it carries one of `host` (it runs an operation
+    /// the engine launched there): the task may be waiting for this call's outcome, which only
+    /// an advance of `host` brings, and an advance that waited for the task would wait for
+    /// itself. Called before the call is registered; ``parkCaller()``, called once it is,
+    /// counts the task as asleep.
+    func holdCaller(of host: (any DeterministicClock)?) {
         guard let token = SettleToken.current(of: host) else { return }
-        caller.withLock { $0 = token }
-        token.park()
+        caller.withLock { $0 = (token, false) }
+    }
+
+    /// Counts the noted calling task as asleep on its clock, unless the call was already
+    /// decided. Called after the call is registered, so its timer is on the clock first: an
+    /// advance that sees the task asleep sees that timer too, and fires it when it comes due.
+    func parkCaller() {
+        caller.withLock { caller in
+            guard let held = caller, !held.parked else { return }
+            held.token.park()
+            caller = (held.token, true)
+        }
     }
 
     /// The call's outcome is handed over, or it will never run: the calling task counts as
@@ -54,7 +65,7 @@ final class Ticket: Sendable {
     func releaseCaller() {
         caller.withLock { caller -> SettleToken? in
             defer { caller = nil }
-            return caller
+            return caller?.parked == true ? caller?.token : nil
         }?.unpark()
     }
 
@@ -217,9 +228,10 @@ func makeTicketedTask(
     let ticket = Ticket()
     // A task made inside an operation of the same manual clock may be awaited there: the
     // operation counts as asleep until the task has run or will never run.
-    ticket.parkCaller(of: registry.clock.host)
+    ticket.holdCaller(of: registry.clock.host)
     let task = runWhenGranted(ticket, by: actorType, onError: onError, operation: operation)
     register(.ticket(ticket))
+    ticket.parkCaller()
     return task
 }
 
