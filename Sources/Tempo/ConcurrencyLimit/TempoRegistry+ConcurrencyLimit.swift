@@ -84,14 +84,16 @@ extension TempoRegistry {
                 case .run:
                     break
                 case .queued:
-                    // Asleep until decided: an advance of a deterministic clock must not wait
-                    // for it (parked here, under the lock, so no decision can come first).
-                    callerToken?.park()
                     if let index = table.index(forKey: key),
                         let wake = table.values[index].state.nextDeadline
                     {
                         armLimitTimer(&table.values[index], key: key, wake: wake, ids: &ids)
                     }
+                    // Asleep until decided: an advance of a deterministic clock must not wait
+                    // for it. Parked here, under the lock, so no decision can come first, and
+                    // after the queue timer is on the clock: an advance that sees the task
+                    // parked sees the timer too, and fires it if the deadline comes.
+                    callerToken?.park()
                 case .queueFull, .timedOut:
                     // Turned away only while others hold slots: the entry stays, as it was.
                     break

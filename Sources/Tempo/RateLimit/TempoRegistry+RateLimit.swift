@@ -137,6 +137,8 @@ extension RateLimitState: PermitQueueEntry where Waiter == PermitWaiter {
 struct RateLimitCall<Outcome: Sendable>: TransitionResult {
     var outcome: Outcome
     var timerWake: Duration?
+    /// The work token of a queued waiter's task, parked once the key's timer is armed.
+    var parking: SettleToken?
 }
 
 /// How a call that may wait ended its turn under the lock.
@@ -217,10 +219,12 @@ extension TempoRegistry {
                             continuation: continuation, host: host, callerToken: callerToken),
                         request: request, deadline: maxWait.map { now.adding($0) })
                     waiterID.value.withLock { $0 = id }
-                    // Asleep until decided: parked here, under the lock, so no decision can
-                    // come first.
-                    callerToken?.park()
-                    return RateLimitCall(outcome: .queued, timerWake: state.timerWake(at: now))
+                    // Asleep until decided: parked under the lock, so no decision can come
+                    // first, and after the key's timer is armed (see `TransitionResult`), so
+                    // an advance that sees the task parked fires the timer when it comes due.
+                    return RateLimitCall(
+                        outcome: .queued, timerWake: state.timerWake(at: now),
+                        parking: callerToken)
                 }.outcome
                 switch outcome {
                 case .admitted: continuation.resume(returning: nil)

@@ -73,6 +73,14 @@ extension CallFreeEntry {
 /// What a call's transition returns: whether, and when, its entry's timer must wake.
 protocol TransitionResult: Sendable {
     var timerWake: Duration? { get }
+    /// A work token the call parks (its task now waits, asleep, for the entry to decide it):
+    /// parked after the entry's timer is armed, still under the lock, so an advance of a
+    /// deterministic clock that sees the task parked sees the timer that wakes it too.
+    var parking: SettleToken? { get }
+}
+
+extension TransitionResult {
+    var parking: SettleToken? { nil }
 }
 
 extension TempoRegistry {
@@ -127,6 +135,7 @@ extension TempoRegistry {
     ) -> Result {
         let result = transition(&slot.state)
         if let wake = result.timerWake { arm(&slot, key: key, wake: wake, ids: &ids) }
+        result.parking?.park()
         return result
     }
 

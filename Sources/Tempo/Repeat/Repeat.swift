@@ -228,7 +228,6 @@ private func startRepeat(
     // Started inside an operation the engine launched on this (manual) clock, the loop may be
     // awaited there: that operation counts as asleep on the clock until the loop has ended.
     let caller = SettleToken.current(of: clock.engine.host)
-    caller?.park()
     // Running at once: on a manual clock, advancing waits for this first iteration.
     let token = plan.startingImmediately ? clock.engine.settleToken() : nil
     if plan.startingImmediately {
@@ -236,6 +235,9 @@ private func startRepeat(
     } else {
         ticks.arm(at: first)
     }
+    // Parked once the first tick (or the hold) is on the clock, and before the loop's task
+    // exists (it unparks at its end): an advance that sees the operation asleep fires the tick.
+    caller?.park()
     // Takes the loop out of the registry: at its end, or at once when it is stopped while
     // waiting (so `cancelRepeat` leaves no entry and no timer behind, even on a manual clock
     // that nobody advances). Running it twice does nothing more.

@@ -187,8 +187,9 @@ nonisolated(nonsending) func awaitTicketedCall<T: Sendable>(
         let ticket = Ticket()
         let outcome = RunOutcome<T>(handle)
         outcome.bind(ticket)
+        ticket.holdCaller(of: host)
         register(.ticket(ticket))
-        ticket.parkCaller(of: host)
+        ticket.parkCaller()
         let token = try await waitForGrant(ticket, handle)
         return try await runGranted(
             ticket, outcome, nil, token: token, site: site, by: actorType, operation: operation)
@@ -197,8 +198,9 @@ nonisolated(nonsending) func awaitTicketedCall<T: Sendable>(
     let claim = LatestClaim(site, outcome)
     let ticket = Ticket(latest: claim)
     outcome.bind(ticket)
+    ticket.holdCaller(of: host)
     register(.ticket(ticket))
-    ticket.parkCaller(of: host)
+    ticket.parkCaller()
     let token = try await waitForGrant(ticket, handle)
     return try await runGranted(
         ticket, outcome, claim, token: token, site: site, by: actorType, operation: operation)

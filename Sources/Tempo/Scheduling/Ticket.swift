@@ -26,18 +26,10 @@ final class Ticket: Sendable {
     /// The latest-wins run this ticket releases, if it is an awaited latest-wins call.
     private let latest: LatestClaim?
     /// The work token of the task that made the call, when that task runs an operation the
-    /// engine launched on the same deterministic clock, or a task a test started on it: parked
-    /// from the call until the call's outcome is handed over, or the call will never run (see
-    /// ``parkCaller(of:)``).
-    private let caller = Lock<CallerPark>(.none)
-
-    private enum CallerPark {
-        case none
-        case parked(SettleToken)
-        /// Released before it was parked (the call was decided inside its registration): it
-        /// is not parked afterwards.
-        case released
-    }
+    /// engine launched on the same deterministic clock, and whether it is parked: parked from
+    /// just after the call is registered until the call's outcome is handed over, or the call
+    /// will never run (see ``holdCaller(of:)`` and ``parkCaller()``).
+    private let caller = Lock<(token: SettleToken, parked: Bool)?>(nil)
 
     init() {
         latest = nil
@@ -47,31 +39,33 @@ final class Ticket: Sendable {
         self.latest = latest
     }
 
-    /// Counts the calling task as asleep on `host` while its call waits, when it carries a work
-    /// token of `host`: the task may be waiting for this call's outcome, which only an advance
-    /// of `host` brings, and an advance that waited for the task would wait for itself.
-    /// ``releaseCaller()`` counts it as running again; a call already released (decided while
-    /// it was registered) is not parked.
-    ///
-    /// An awaited call parks its caller after registering it, so that a test that waits until
-    /// its task is asleep on the clock (`ManualClock.start`) finds the call applied.
-    func parkCaller(of host: (any DeterministicClock)?) {
+    /// Notes the calling task's work token, when it carries one of `host` (it runs an operation
+    /// the engine launched there): the task may be waiting for this call's outcome, which only
+    /// an advance of `host` brings, and an advance that waited for the task would wait for
+    /// itself. Called before the call is registered; ``parkCaller()``, called once it is,
+    /// counts the task as asleep.
+    func holdCaller(of host: (any DeterministicClock)?) {
         guard let token = SettleToken.current(of: host) else { return }
-        let parks = caller.withLock { caller -> Bool in
-            guard case .none = caller else { return false }
-            caller = .parked(token)
-            return true
+        caller.withLock { $0 = (token, false) }
+    }
+
+    /// Counts the noted calling task as asleep on its clock, unless the call was already
+    /// decided. Called after the call is registered, so its timer is on the clock first: an
+    /// advance that sees the task asleep sees that timer too, and fires it when it comes due.
+    func parkCaller() {
+        caller.withLock { caller in
+            guard let held = caller, !held.parked else { return }
+            held.token.park()
+            caller = (held.token, true)
         }
-        if parks { token.park() }
     }
 
     /// The call's outcome is handed over, or it will never run: the calling task counts as
     /// running again. Called before the work that decided it ends; later calls do nothing.
     func releaseCaller() {
         caller.withLock { caller -> SettleToken? in
-            defer { caller = .released }
-            if case .parked(let token) = caller { return token }
-            return nil
+            defer { caller = nil }
+            return caller?.parked == true ? caller?.token : nil
         }?.unpark()
     }
 
@@ -234,9 +228,10 @@ func makeTicketedTask(
     let ticket = Ticket()
     // A task made inside an operation of the same manual clock may be awaited there: the
     // operation counts as asleep until the task has run or will never run.
-    ticket.parkCaller(of: registry.clock.host)
+    ticket.holdCaller(of: registry.clock.host)
     let task = runWhenGranted(ticket, by: actorType, onError: onError, operation: operation)
     register(.ticket(ticket))
+    ticket.parkCaller()
     return task
 }
 
