@@ -4,6 +4,12 @@
 /// debounce(.milliseconds(300), option: .runFirst) { save() }  // first now, last at end
 /// debounce(.seconds(1), option: .leading) { submit() }        // first only
 /// ```
+///
+/// A call that runs "at once" (in ``runFirst`` and ``leading``, or with a duration of zero or
+/// less) is decided during the call, and its operation starts on its actor without a timer: on
+/// the main actor (the default) on its next turn, after the calling main-actor code returns or
+/// suspends, not before the call returns; with `by: .taskContext` a synchronous operation runs
+/// inside the call. A main-actor test sees it after `await clock.advance(by: .zero)`.
 public enum DebounceOptions: Sendable, Hashable {
     /// Trailing: each call restarts the quiet window; when it passes, the latest call runs.
     ///

@@ -3,6 +3,13 @@
 /// ```swift
 /// throttle(.milliseconds(100), option: .ensureLast) { render(offset) }
 /// ```
+///
+/// A call that runs "at once" (one that finds the window closed in ``default`` and
+/// ``ensureLast``, or any call with a duration of zero or less) is decided during the call, and
+/// its operation starts on its actor without a timer: on the main actor (the default) on its
+/// next turn, after the calling main-actor code returns or suspends, not before the call
+/// returns; with `by: .taskContext` a synchronous operation runs inside the call. A main-actor
+/// test sees it after `await clock.advance(by: .zero)`.
 public enum ThrottleOptions: Sendable, Hashable {
     /// Leading: a call that finds the window closed runs at once and opens a window of
     /// `duration`; calls while it is open are dropped.
