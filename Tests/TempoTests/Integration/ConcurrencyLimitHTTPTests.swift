@@ -55,15 +55,17 @@ struct ConcurrencyLimitHTTPTests {
             let url = server.url("/work?key=\(key)&limit=\(limit)&sleep=\(seconds)")
             let executor = ThreadExecutor()
             defer { executor.stop() }
-            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<requests {
-                    group.addTask(executorPreference: executor) {
-                        try await concurrencyLimit(limit, identifier: "concurrency-server") {
-                            try await get(url).0
+            let (statuses, lateness) = try await withLatenessProbe {
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<requests {
+                        group.addTask(executorPreference: executor) {
+                            try await concurrencyLimit(limit, identifier: "concurrency-server") {
+                                try await get(url).0
+                            }
                         }
                     }
+                    return try await group.reduce(into: [Int]()) { $0.append($1) }
                 }
-                return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
             let counted = try await stats(server, key: key)
             #expect(statuses.allSatisfy { $0 == 200 })
@@ -75,7 +77,14 @@ struct ConcurrencyLimitHTTPTests {
             let allowed = Double(limit) / seconds
             let measured = Double(counted.served) / counted.span
             print("[ConcurrencyLimitHTTP] \(measured) requests/s at the server, allowed \(allowed)")
-            #expect(measured >= 0.9 * allowed, "\(measured) requests/s, allowed \(allowed)")
+            // The rate needs clients scheduled on time: checked when a probe beside them woke
+            // at most 50 ms late (a machine loaded from outside the test process can delay them
+            // by more; see `withLatenessProbe`). The bound above it always holds.
+            if lateness <= .milliseconds(50) {
+                #expect(measured >= 0.9 * allowed, "\(measured) requests/s, allowed \(allowed)")
+            } else {
+                print("[ConcurrencyLimitHTTP] clients up to \(lateness) late: rate not checked")
+            }
             #expect(measured <= allowed * 1.01)
             #expect(TempoRegistry.shared.snapshot().entries(.concurrencyLimit).isEmpty)
         }

@@ -1,3 +1,5 @@
+import Synchronization
+
 // For the real-network tests that measure on the real clock: a wait until the machine keeps
 // their timers.
 
@@ -83,5 +85,35 @@ private actor NetworkMeasurements {
 
     func release() {
         if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+    }
+}
+
+/// Runs `body` while a high-priority probe sleeps 10 ms at a time beside it, and returns how
+/// late the probe woke at the worst: how far behind the machine was scheduling tasks while the
+/// body measured. A network test asserts what depends on punctual clients (a rate, trips that
+/// vary by less than a margin) only when this stayed under the margin: a machine loaded from
+/// outside the test process (a build beside the tests) can delay a client's start past it,
+/// which measures the machine, not Tempo.
+func withLatenessProbe<R>(_ body: () async throws -> R) async rethrows -> (R, Duration) {
+    let worst = Mutex<Duration>(.zero)
+    let done = Mutex(false)
+    let probe = Task.detached(priority: .high) {
+        let clock = ContinuousClock()
+        while !done.withLock({ $0 }) {
+            let deadline = clock.now + .milliseconds(10)
+            try? await clock.sleep(until: deadline)
+            let late = clock.now - deadline
+            worst.withLock { $0 = max($0, late) }
+        }
+    }
+    do {
+        let result = try await body()
+        done.withLock { $0 = true }
+        await probe.value
+        return (result, worst.withLock { $0 })
+    } catch {
+        done.withLock { $0 = true }
+        await probe.value
+        throw error
     }
 }

@@ -94,7 +94,7 @@ struct WindowLimitIntegrationTests {
     /// The rate is measured at the permits, as the clients stamped them, not at the arrivals,
     /// whose spread is the machine's, not the limiter's (the arrivals' rate is printed too).
     private static func check(
-        _ server: LoopbackServer, key: String, label: String, refused: Int
+        _ server: LoopbackServer, key: String, label: String, refused: Int, lateness: Duration
     ) async throws {
         let counted = try await stats(server, key: key)
         let windows = Double((requests + permits - 1) / permits - 1)
@@ -118,29 +118,34 @@ struct WindowLimitIntegrationTests {
                 + "accepted, most in a window \(most), permits over \(took) s: "
                 + "\(Int(share * 100))% of the allowed rate (arrivals: \(Int(arrivalShare * 100))%)"
                 + ", trips spread over \(spread) ms")
-        // The limiter's own promise, at the clients' permit stamps: never more than `permits`
-        // starts in any window, whatever the machine does to the trips.
+        #expect(sent.count == requests)
+        // What depends on punctual clients is checked when the machine kept them punctual:
+        // a probe beside them woke at most the margin late, and the trips varied by less than
+        // the margin. A machine loaded from outside this process (a build beside the tests)
+        // can delay a client between its permit and its stamp, or its request on the way, by
+        // more; that measures the machine. (The limit itself is checked exactly on the manual
+        // clock, in WindowLimitTests and the model check.) CI runs nothing beside the tests.
+        let margin = 50
+        guard lateness <= .milliseconds(margin), spread <= margin else {
+            print(
+                "[WindowLimitIntegration] \(label): clients up to \(lateness) late, trips "
+                    + "spread over \(spread) ms, past the \(margin) ms margin: the machine is "
+                    + "loaded from outside; the rate and the server's count are not checked")
+            return
+        }
+        // The limiter's promise at the clients' permit stamps: never more than `permits` starts
+        // in any window.
         var mostStarted = 0
         for (index, start) in sent.enumerated() {
             let inWindow = sent[index...].prefix { $0 - start < Double(window / .seconds(1)) }
             mostStarted = max(mostStarted, inWindow.count)
         }
         #expect(mostStarted <= permits, "\(label): \(mostStarted) permits in one window")
-        #expect(sent.count == requests)
         #expect(share >= 0.9, "\(label): \(share) of the allowed rate")
-        // The server's count: the margin covers trips that vary by less than itself. A machine
-        // loaded from outside this process (a build beside the tests) can spread them wider;
-        // then a 429 says so, not that the limiter let too many through, which the line above
-        // checks. CI runs nothing beside the tests.
-        let margin = 50
-        if spread <= margin {
+        do {
             #expect(counted.rejected == 0)
             #expect(refused == 0)
             #expect(counted.accepted == requests)
-        } else {
-            print(
-                "[WindowLimitIntegration] \(label): trips spread over \(spread) ms, past the "
-                    + "\(margin) ms margin: the server's count is not checked")
         }
     }
 
@@ -169,29 +174,32 @@ struct WindowLimitIntegrationTests {
                 try await group.waitForAll()
             }
             let next = Shared(0)
-            let statuses = try await registry.withCurrent {
-                let clients = (0..<8).map { _ in
-                    Task(executorPreference: executor, priority: .high) {
-                        var statuses: [Int] = []
-                        while next.withLock({ count in
-                            defer { count += 1 }
-                            return count < Self.requests
-                        }) {
-                            statuses.append(
-                                try await rateLimit(limit, identifier: "window-\(key)") {
-                                    try await Self.status(Self.stamped(url))
-                                })
+            let (statuses, lateness) = try await withLatenessProbe {
+                try await registry.withCurrent {
+                    let clients = (0..<8).map { _ in
+                        Task(executorPreference: executor, priority: .high) {
+                            var statuses: [Int] = []
+                            while next.withLock({ count in
+                                defer { count += 1 }
+                                return count < Self.requests
+                            }) {
+                                statuses.append(
+                                    try await rateLimit(limit, identifier: "window-\(key)") {
+                                        try await Self.status(Self.stamped(url))
+                                    })
+                            }
+                            return statuses
                         }
-                        return statuses
                     }
+                    var statuses: [Int] = []
+                    for client in clients { statuses += try await client.value }
+                    return statuses
                 }
-                var statuses: [Int] = []
-                for client in clients { statuses += try await client.value }
-                return statuses
             }
             #expect(statuses.count == Self.requests)
             try await Self.check(
-                server, key: key, label: "8 tasks", refused: statuses.count { $0 != 200 })
+                server, key: key, label: "8 tasks", refused: statuses.count { $0 != 200 },
+                lateness: lateness)
         }
     }
 
@@ -211,43 +219,45 @@ struct WindowLimitIntegrationTests {
             let next = Shared(0)
             let statuses = Shared<[Int]>([])
             let done = DispatchGroup()
-            for _ in 0..<8 {
-                done.enter()
-                let thread = Thread {
-                    defer { done.leave() }
-                    while next.withLock({ count in
-                        defer { count += 1 }
-                        return count < Self.requests
-                    }) {
-                        while true {
-                            do {
-                                try registry.withCurrent {
-                                    try takeRatePermit(limit, identifier: "window-\(key)")
+            let (finished, lateness) = await withLatenessProbe {
+                for _ in 0..<8 {
+                    done.enter()
+                    let thread = Thread {
+                        defer { done.leave() }
+                        while next.withLock({ count in
+                            defer { count += 1 }
+                            return count < Self.requests
+                        }) {
+                            while true {
+                                do {
+                                    try registry.withCurrent {
+                                        try takeRatePermit(limit, identifier: "window-\(key)")
+                                    }
+                                    break
+                                } catch {
+                                    let after =
+                                        (error as? RateLimitError)?.retryAfter ?? .milliseconds(1)
+                                    Thread.sleep(forTimeInterval: Double(after / .seconds(1)))
                                 }
-                                break
-                            } catch {
-                                let after =
-                                    (error as? RateLimitError)?.retryAfter ?? .milliseconds(1)
-                                Thread.sleep(forTimeInterval: Double(after / .seconds(1)))
                             }
+                            let status = Self.blockingStatus(Self.stamped(url))
+                            statuses.withLock { $0.append(status) }
                         }
-                        let status = Self.blockingStatus(Self.stamped(url))
-                        statuses.withLock { $0.append(status) }
                     }
+                    thread.qualityOfService = QualityOfService.userInitiated
+                    thread.start()
                 }
-                thread.qualityOfService = QualityOfService.userInitiated
-                thread.start()
-            }
-            let finished = await finishes(within: .seconds(60)) {
-                await withCheckedContinuation { continuation in
-                    done.notify(queue: .global()) { continuation.resume() }
+                return await finishes(within: .seconds(60)) {
+                    await withCheckedContinuation { continuation in
+                        done.notify(queue: .global()) { continuation.resume() }
+                    }
                 }
             }
             #expect(finished)
             #expect(statuses.withLock { $0.count } == Self.requests)
             try await Self.check(
                 server, key: key, label: "8 threads",
-                refused: statuses.withLock { $0.count { $0 != 200 } })
+                refused: statuses.withLock { $0.count { $0 != 200 } }, lateness: lateness)
         }
     }
 
