@@ -131,12 +131,14 @@ struct HedgingHTTPTests {
 
             let hedgedKey = UUID().uuidString
             let hedgedURL = server.url("/work?key=\(hedgedKey)&every=10&slow=1&fast=0.005")
-            let hedged = try await measure(executor) {
-                _ = try await hedge(
-                    maxAttempts: 3, after: .milliseconds(50), identifier: "slow-tail"
-                ) {
-                    _ in
-                    try await get(hedgedURL)
+            let (hedged, lateness) = try await withLatenessProbe {
+                try await measure(executor) {
+                    _ = try await hedge(
+                        maxAttempts: 3, after: .milliseconds(50), identifier: "slow-tail"
+                    ) {
+                        _ in
+                        try await get(hedgedURL)
+                    }
                 }
             }
 
@@ -148,8 +150,15 @@ struct HedgingHTTPTests {
                     + " \(hedgedArrivals) hedged (\(hedgedSlow) slow) for \(calls) calls each")
             #expect(plainArrivals == calls)
             #expect(p99(plain) >= 1_000)  // the control: the tail is there without hedging
-            // Hedging answers a slow request's call from a fast one after ~50 ms.
-            #expect(p99(hedged) < p99(plain) / 2)
+            // Hedging answers a slow request's call from a fast one after ~50 ms: checked when a
+            // probe beside the clients woke at most 200 ms late. A machine loaded from outside
+            // the test process (a build beside the tests) can hold a hedge's timer longer, and
+            // then the p99 measures the machine (see `withLatenessProbe`).
+            if lateness <= .milliseconds(200) {
+                #expect(p99(hedged) < p99(plain) / 2)
+            } else {
+                print("[HedgingHTTP] clients up to \(lateness) late: the p99 cut is not checked")
+            }
             // Extra requests follow the slow tenth: about one hedge per slow request (22 for 200
             // calls on an idle machine), with room for fast requests that a loaded machine held
             // past 50 ms (49 with a load average of 26 on two cores, 103 with four CPU hogs on
