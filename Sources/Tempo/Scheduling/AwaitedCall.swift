@@ -183,20 +183,10 @@ nonisolated(nonsending) func awaitTicketedCall<T: Sendable>(
     // the call counts as that task asleep on the clock from its registration until its
     // outcome is handed over.
     let host = site.registry.clock.host
-    guard latestWins else {
-        let ticket = Ticket()
-        let outcome = RunOutcome<T>(handle)
-        outcome.bind(ticket)
-        ticket.holdCaller(of: host)
-        register(.ticket(ticket))
-        ticket.parkCaller()
-        let token = try await waitForGrant(ticket, handle)
-        return try await runGranted(
-            ticket, outcome, nil, token: token, site: site, by: actorType, operation: operation)
-    }
     let outcome = RunOutcome<T>(handle)
-    let claim = LatestClaim(site, outcome)
-    let ticket = Ticket(latest: claim)
+    // A latest-wins call's ticket carries its claim, so that the grant starts its run.
+    let claim = latestWins ? LatestClaim(site, outcome) : nil
+    let ticket = claim.map { Ticket(latest: $0) } ?? Ticket()
     outcome.bind(ticket)
     ticket.holdCaller(of: host)
     register(.ticket(ticket))
