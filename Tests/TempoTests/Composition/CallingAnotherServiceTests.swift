@@ -1,4 +1,3 @@
-import Synchronization
 import TempoTesting
 import Testing
 
@@ -7,7 +6,7 @@ import Testing
 /// A fake service that counts its requests and fails those `fails` says, by request number
 /// (1-based).
 private final class FakeService: Sendable {
-    private let requests = Mutex(0)
+    private let requests = Lock(0)
     private let fails: @Sendable (Int) -> Bool
 
     init(fails: @escaping @Sendable (Int) -> Bool) { self.fails = fails }

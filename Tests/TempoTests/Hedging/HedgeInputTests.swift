@@ -67,7 +67,13 @@ import Testing
                     try await scriptedAttempts(clock, log, scripts)($0)
                 }
             }
-            await clock.waitForSleepers(3)  // three attempts, no timer
+            // Three attempts asleep, no timer. Polled with a limit rather than awaited with
+            // `waitForSleepers(3)`, which would wait for ever if fewer attempts started.
+            guard await eventually(within: .seconds(10), { clock.sleeperCount >= 3 }) else {
+                Issue.record("three attempts did not start at once: \(starts(log))")
+                call.cancel()
+                return
+            }
             #expect(starts(log) == [1: .zero, 2: .zero, 3: .zero])
             #expect(
                 registry.snapshot().hedgeState

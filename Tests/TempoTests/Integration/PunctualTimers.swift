@@ -1,4 +1,4 @@
-import Synchronization
+import Tempo
 
 // For the real-network tests that measure on the real clock: a wait until the machine keeps
 // their timers.
@@ -95,8 +95,8 @@ private actor NetworkMeasurements {
 /// outside the test process (a build beside the tests) can delay a client's start past it,
 /// which measures the machine, not Tempo.
 func withLatenessProbe<R>(_ body: () async throws -> R) async rethrows -> (R, Duration) {
-    let worst = Mutex<Duration>(.zero)
-    let done = Mutex(false)
+    let worst = Lock<Duration>(.zero)
+    let done = Lock(false)
     let probe = Task.detached(priority: .high) {
         let clock = ContinuousClock()
         while !done.withLock({ $0 }) {

@@ -3,7 +3,6 @@
 // with Retry-After, and clients through a window limit with and without the hold.
 
 import Foundation
-import Synchronization
 import Tempo
 import Testing
 
@@ -78,7 +77,7 @@ struct WindowLimitHoldIntegrationTests {
 
 /// Hands out request numbers to the clients.
 private final class Counter: Sendable {
-    private let value = Mutex(0)
+    private let value = Lock(0)
     func next() -> Int {
         value.withLock { count in
             defer { count += 1 }

@@ -3,7 +3,6 @@
 // library) that counts a rolling window and answers 429 above it, started by `LoopbackServer`.
 
 import Foundation
-import Synchronization
 import Tempo
 import Testing
 
@@ -19,8 +18,8 @@ import Testing
 
 /// A value shared between the clients, under a lock.
 private final class Shared<Value: Sendable>: Sendable {
-    private let value: Mutex<Value>
-    init(_ value: Value) { self.value = Mutex(value) }
+    private let value: Lock<Value>
+    init(_ value: Value) { self.value = Lock(value) }
     func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { value.withLock { body(&$0) } }
 }
 

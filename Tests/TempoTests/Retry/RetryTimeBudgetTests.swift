@@ -1,4 +1,3 @@
-import Synchronization
 import TempoTesting
 import Testing
 
@@ -159,7 +158,7 @@ private final class LateClock: Clock, Sendable {
         static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
-    private let time = Mutex<Duration>(.zero)
+    private let time = Lock<Duration>(.zero)
     private let lateness: Duration
 
     init(lateBy lateness: Duration) { self.lateness = lateness }
