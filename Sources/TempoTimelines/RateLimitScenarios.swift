@@ -3,19 +3,24 @@ import Tempo
 import TempoTesting
 
 // The rate limiter's timelines: calls every 100 ms against a bucket of two permits that
-// refills one every 400 ms, once waiting for permits and once refused at once.
+// refills one every 400 ms, once waiting for permits and once refused at once; and the same
+// calls against a window limit of two starts in any 800 ms, waiting.
 
 /// 2 permits per 800 ms: one every 400 ms, two at once.
-private let limit = RateLimit(2, per: .milliseconds(800))
+private let bucketLimit = RateLimit(2, per: .milliseconds(800))
+/// At most 2 starts in any 800 ms (no margin, so the picture shows the window itself).
+private let windowLimit = RateLimit.window(2, per: .milliseconds(800), margin: .zero)
 
 /// The calls of both scenarios: one a tick for four ticks, then one at 700 ms.
 private let rateCalls: [(tick: Int, label: String)] = [
     (0, "a"), (1, "b"), (2, "c"), (3, "d"), (7, "e"),
 ]
 
-/// Plays `rateCalls` through `rateLimit` with `policy` on a fresh manual clock, for `ticks`
-/// ticks, sampling the key's state after every tick.
-private func playRateLimit(_ policy: RateLimitPolicy, ticks: Int) async -> Recording {
+/// Plays `rateCalls` through `rateLimit` with `limit` and `policy` on a fresh manual clock, for
+/// `ticks` ticks, sampling the key's state after every tick.
+private func playRateLimit(
+    _ limit: RateLimit, _ policy: RateLimitPolicy, ticks: Int
+) async -> Recording {
     let clock = ManualClock()
     let registry = TempoRegistry(clock: clock)
     let recording = Recording()
@@ -58,7 +63,7 @@ private func playRateLimit(_ policy: RateLimitPolicy, ticks: Int) async -> Recor
 }
 
 func rateLimitTimeline(waiting: Bool) async -> Timeline {
-    let recording = await playRateLimit(waiting ? .wait : .reject, ticks: 21)
+    let recording = await playRateLimit(bucketLimit, waiting ? .wait : .reject, ticks: 21)
     let every = "100 ms per tick, 2 permits per 800 ms (one every 400 ms), burst 2"
     return timeline(
         waiting ? "timeline-ratelimit-wait" : "timeline-ratelimit-reject",
@@ -69,6 +74,21 @@ func rateLimitTimeline(waiting: Bool) async -> Timeline {
         calls: String(repeating: "-", count: 21), tail: 0, recording, stateRow: "bucket",
         stateNames: [
             "empty": (.window, "no permit free"),
+            "waiting": (.pending, "calls waiting"),
+        ])
+}
+
+func windowLimitTimeline() async -> Timeline {
+    let recording = await playRateLimit(windowLimit, .wait, ticks: 25)
+    return timeline(
+        "timeline-ratelimit-window",
+        title: "rateLimit · .window(2, per: 800 ms) · .wait",
+        subtitle:
+            "100 ms per tick, at most 2 starts in any 800 ms: a start waits until the one "
+            + "two before it is 800 ms old",
+        calls: String(repeating: "-", count: 25), tail: 0, recording, stateRow: "window",
+        stateNames: [
+            "empty": (.window, "2 starts in the window"),
             "waiting": (.pending, "calls waiting"),
         ])
 }

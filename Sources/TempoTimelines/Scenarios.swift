@@ -238,6 +238,7 @@ func allTimelines() async -> [Timeline] {
         await retryTimeline(),
         await rateLimitTimeline(waiting: true),
         await rateLimitTimeline(waiting: false),
+        await windowLimitTimeline(),
         await concurrencyLimitTimeline(),
         await retryBudgetTimeline(),
         await circuitBreakerTimeline(),

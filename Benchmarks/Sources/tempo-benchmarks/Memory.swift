@@ -38,6 +38,35 @@ enum MemoryChild {
         return "\(Double(after - before) / Double(count))"
     }
 
+    /// `keys` window-limited identifiers, each holding a full window of `permits` starts at
+    /// distinct instants (a window of an hour: none leaves): resident bytes per key, and the
+    /// same divided by `permits` (per start held).
+    static func window(permits: Int, keys: Int) async -> String {
+        await warmUp()
+        let limit = RateLimit.window(permits, per: .seconds(3_600), margin: .zero)
+        // The same calls on a key that is then reset, so that the baseline includes the
+        // arrays' growth path and the allocator's first arenas.
+        for _ in 0..<permits { try? takeRatePermit(limit, identifier: "window-warm") }
+        resetRateLimit(identifier: "window-warm")
+        guard let before = residentBytes() else { return "nan nan" }
+        let clock = ContinuousClock()
+        for key in 0..<keys {
+            let identifier = "window-\(key)"
+            for _ in 0..<permits {
+                // Starts at one instant are kept as one run: wait for the clock to move, so
+                // that every start is held on its own (the most a key holds).
+                let last = clock.now
+                while clock.now == last {}
+                try? takeRatePermit(limit, identifier: identifier)
+            }
+        }
+        guard TempoRegistry.shared.liveKeyCount == keys, let after = residentBytes() else {
+            return "nan nan"
+        }
+        let perKey = Double(after - before) / Double(keys)
+        return "\(perKey) \(perKey / Double(permits))"
+    }
+
     /// `count` distinct identifiers, `wave` made live at a time, each debounced with `window`;
     /// the baseline is taken after one warm-up wave. Once all have gone idle: resident growth,
     /// the same after asking the C allocator to trim, the peak growth, the most groups seen

@@ -3,6 +3,7 @@ enum Unit: String, Sendable {
     case nanosecondsPerCall = "ns/call"
     case callsPerSecond = "calls/s"
     case bytesPerIdentifier = "bytes/identifier"
+    case bytesPerStart = "bytes/start"
     case bytes = "bytes"
     case microseconds = "µs"
     case count = "count"
@@ -135,7 +136,7 @@ func show(_ value: Double, _ unit: Unit) -> String {
         return format(value, digits: value < 100 ? 1 : 0)
     case .callsPerSecond:
         return format(value / 1e6, digits: 2) + " M"
-    case .bytesPerIdentifier, .bytes, .count:
+    case .bytesPerIdentifier, .bytesPerStart, .bytes, .count:
         return grouped(Int(value.rounded()))
     case .cores:
         return format(value, digits: 2)

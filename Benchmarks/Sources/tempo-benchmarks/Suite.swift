@@ -338,6 +338,11 @@ struct Suite {
         var burstEmptied: [Double] = []
         let idle = config.idleIdentifiers
         let many = config.burstIdentifiers
+        // Window limits holding full windows: (starts per window, keys), a million starts in
+        // all (a tenth with --quick).
+        let windows = [(100, config.quick ? 1_000 : 10_000), (10_000, config.quick ? 10 : 100)]
+        var windowPerKey: [Int: [Double]] = [:]
+        var windowPerStart: [Int: [Double]] = [:]
         for repetition in 0..<config.memoryRepetitions {
             progress("memory: repetition \(repetition + 1) of \(config.memoryRepetitions)")
             if let value = child(["live", "\(config.liveIdentifiers)"]).first {
@@ -361,6 +366,13 @@ struct Suite {
                 burstPeak.append(burstRun[2])
                 burstLive.append(burstRun[3])
                 burstEmptied.append(burstRun[4])
+            }
+            for (permits, keys) in windows {
+                let values = child(["window", "\(permits)", "\(keys)"])
+                if values.count == 2 {
+                    windowPerKey[permits, default: []].append(values[0])
+                    windowPerStart[permits, default: []].append(values[1])
+                }
             }
         }
         guard !perLive.isEmpty, !waves.isEmpty, !fewerWaves.isEmpty, !burst.isEmpty else {
@@ -396,6 +408,13 @@ struct Suite {
         add(
             "… the same after `cancelAll()` and another trim (a check: the idle tables hold no "
                 + "storage to free)", .bytes, burstEmptied)
+        for (permits, keys) in windows {
+            add(
+                "resident bytes per window-limited key holding a full window of "
+                    + "\(grouped(permits)) starts (\(grouped(keys)) keys)",
+                .bytesPerIdentifier, windowPerKey[permits] ?? [])
+            add("… per start held", .bytesPerStart, windowPerStart[permits] ?? [])
+        }
         let slope = zip(waves, fewerWaves).map { ($0 - $1) / Double(idle - idle / 10) }
         add(
             "growth per additional identifier (\(grouped(idle / 10)) → \(grouped(idle)), paired "

@@ -24,6 +24,11 @@ if arguments.first == "--child" {
         let wave = rest.count > 2 ? Int(rest[2]) ?? count : count
         let window = rest.count > 3 ? Int(rest[3]) ?? 10 : 10
         print(await MemoryChild.idle(count, wave: wave, window: .milliseconds(window)))
+    case "window":
+        // --child window PERMITS KEYS: resident bytes per key holding a full window, and per
+        // start held.
+        let keys = rest.count > 2 ? Int(rest[2]) ?? 1 : 1
+        print(await MemoryChild.window(permits: count, keys: keys))
     case "threads":
         // One measurement of the concurrency section: plain threads calling `debounce` for a
         // while, each on its own identifier or all on one; prints total calls/s.
