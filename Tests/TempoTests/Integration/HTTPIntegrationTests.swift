@@ -98,13 +98,16 @@ struct HTTPIntegrationTests {
         let key = UUID().uuidString
         let clock = ContinuousClock()
         let start = clock.now
-        await #expect(throws: TimeoutError.timedOut(.milliseconds(300))) {
-            try await timeout(.milliseconds(300)) {
+        // A second, so that the request reaches the server before its timeout even on a loaded
+        // machine: with 300 ms, a load average near 7 (a mutation run beside the suite) once
+        // kept it away, and the server counted none.
+        await #expect(throws: TimeoutError.timedOut(.seconds(1))) {
+            try await timeout(.seconds(1)) {
                 try await client.get(server.url("/slow?key=\(key)&delay=60"))
             }
         }
         let elapsed = start.duration(to: clock.now)
-        #expect(elapsed >= .milliseconds(300))
+        #expect(elapsed >= .seconds(1))
         #expect(elapsed < .seconds(30))  // the request was cancelled, not waited out
         #expect(try await client.count(server, key: key) == 1)
     }
