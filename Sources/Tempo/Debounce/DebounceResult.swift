@@ -19,7 +19,8 @@
 /// - With `latestWins`, a newer run of the group starts while this one runs:
 ///   ``DiscardedCall/overtaken``, thrown at once, and this run's task is cancelled. Its value
 ///   or error, whenever it comes, is discarded, so no run's outcome is handed over after a
-///   newer run of the group started. A run starts when the engine releases it (its time comes,
+///   newer run of the group started (a caller whose actor was busy takes an outcome handed
+///   over before that when its actor is free, which can be after). A run starts when the engine releases it (its time comes,
 ///   a flush runs it, or it runs at once), so runs overtake in release order: a call released
 ///   while its caller's actor is busy, and overtaken before that caller wakes, throws
 ///   ``DiscardedCall/overtaken`` without running its operation. Without `latestWins` (the

@@ -12,7 +12,9 @@ extension RateLimit {
     /// ``RateLimitError`` (the limiter's own refusal, not the service's word) change nothing.
     /// A later hold extends an earlier one, never shortens it; ``resetRateLimit(identifier:)``
     /// ends it. Once the hold ends, a window limit admits as its window allows, and a token
-    /// bucket has one permit at that instant (the rest refill from there).
+    /// bucket has one permit at that instant (the rest refill from there), or later when its
+    /// own refill comes later: a hold never makes a bucket admit sooner than it would have.
+    /// A call of weight zero or less takes nothing, so it runs at once during a hold too.
     ///
     /// ```swift
     /// let github = RateLimit.window(10, per: .seconds(1)).holdingOnRetryAfter()

@@ -38,7 +38,8 @@ extension RateLimit {
     /// calls of the last window, whichever is smaller. Every value is safe:
     /// - `interval` of zero or less: no limit; every call is admitted at once.
     /// - `permits` of zero or less (with a positive `interval`): every call that asks for a
-    ///   permit throws ``RateLimitError/cannotAdmit(weight:burst:)`` at once (`burst` 0).
+    ///   permit throws ``RateLimitError/cannotAdmit(weight:burst:)`` at once (`burst` 0; in a task
+    ///   already cancelled, `CancellationError`, as for any call).
     /// - `margin` below zero: zero. A window plus margin beyond `Duration`'s range saturates.
     ///
     /// - Parameters:

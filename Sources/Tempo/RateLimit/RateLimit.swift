@@ -24,12 +24,14 @@
 /// Every value is safe, and means:
 /// - `interval` of zero or less: no limit; every call is admitted at once.
 /// - `permits` of zero or less (with a positive `interval`): no permit is ever free; every call
-///   that asks for one throws ``RateLimitError/cannotAdmit(weight:burst:)`` at once.
+///   that asks for one throws ``RateLimitError/cannotAdmit(weight:burst:)`` at once (in a task
+///   already cancelled, `CancellationError`, as for any call).
 /// - `burst` `nil`: `permits`. Below 1: 1 (calls are evenly spaced).
 /// - Huge values saturate: `RateLimit(1, per: .seconds(Int64.max))` refills once in no
 ///   program's life, and `RateLimit(.max, per: .nanoseconds(1))` never waits. A `burst` whose
 ///   whole bucket would take more than half of `Duration`'s range to refill is capped to what
-///   fits (at least 1); ``RateLimitError/cannotAdmit(weight:burst:)`` reports the capped burst.
+///   fits (at least 1) when calls are measured against it; ``RateLimitError/cannotAdmit(weight:burst:)``
+///   and the snapshot report the capped burst, while ``burst`` keeps the value asked for.
 public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     /// Whether two limits have the same permits, interval, burst, margin and hold (a token
     /// bucket never equals a window limit).
@@ -77,7 +79,8 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     /// ```
     public let interval: Duration
     /// The most permits the bucket holds: how many calls can pass at once (for a window limit:
-    /// ``permits``, at least 1).
+    /// ``permits``, at least 1). It is the burst asked for, at least 1; a burst too large for
+    /// `Duration`'s range is capped where calls are measured (see ``RateLimit``), not here.
     ///
     /// ```swift
     /// let atOnce = RateLimit(10, per: .seconds(1), burst: 0).burst   // 1: at least one

@@ -261,16 +261,14 @@ enum RatePermitNow: Sendable {
 func ratePermitNow(
     _ limit: RateLimit, _ weight: Int, _ policy: RateLimitPolicy, _ key: GroupKey
 ) throws -> RatePermitNow {
+    // First: a cancelled task does not run, whatever its weight (nothing to take, or more
+    // than can ever be admitted).
+    try Task.checkCancellation()
     if let window = limit.window { return try windowPermitNow(window, weight, policy, key) }
-    guard weight > 0, let bucket = limit.bucket else {
-        // Nothing to take, but a cancelled task still does not run.
-        try Task.checkCancellation()
-        return .admitted
-    }
+    guard weight > 0, let bucket = limit.bucket else { return .admitted }
     guard weight <= bucket.burst else {
         throw RateLimitError.cannotAdmit(weight: weight, burst: bucket.burst)
     }
-    try Task.checkCancellation()
     let registry = TempoRegistry.current
     guard case .limited(let after) = registry.enterRateLimit(key, weight: weight, bucket: bucket)
     else { return .admitted }
@@ -278,18 +276,14 @@ func ratePermitNow(
     return .wait(registry, bucket)
 }
 
-/// ``ratePermitNow(_:_:_:_:)`` for a window limit.
+/// ``ratePermitNow(_:_:_:_:)`` for a window limit, in a task that is not cancelled.
 func windowPermitNow(
     _ window: WindowLimitSpan, _ weight: Int, _ policy: RateLimitPolicy, _ key: GroupKey
 ) throws -> RatePermitNow {
-    guard weight > 0 else {
-        try Task.checkCancellation()
-        return .admitted
-    }
+    guard weight > 0 else { return .admitted }
     guard weight <= window.permits else {
         throw RateLimitError.cannotAdmit(weight: weight, burst: window.permits)
     }
-    try Task.checkCancellation()
     let registry = TempoRegistry.current
     let ask = WindowLimitEntry.Ask(weight: weight, permits: window.permits, span: window.span)
     guard case .limited(let after) = registry.enterWindowLimit(key, ask: ask) else {

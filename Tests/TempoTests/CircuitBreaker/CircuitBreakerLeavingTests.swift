@@ -150,6 +150,34 @@ import Testing
         }
     }
 
+    /// Closed by hand while closed already, with a call of it running: the breaker starts
+    /// afresh and leaves at once, and the running call's failure, when it comes, counts for
+    /// nothing (it opens nothing and calls no `onStateChange`), as after a reset.
+    @Test func closedByHandWhileClosedItLeavesAndARunningCallCountsForNothing() async {
+        await onManualClock { clock, registry in
+            let changes = Log<String>()
+            let policy = CircuitBreakerPolicy(
+                failureRatio: 1, window: .lastCalls(1), minimumCalls: 1,
+                onStateChange: { changes.append("\($0) → \($1)") })
+            let running = await clock.start {
+                try await circuitBreaker(policy, identifier: "a") {
+                    try await clock.sleep(for: .seconds(1))
+                    throw BreakerFailure()
+                }
+            }
+            await clock.waitForSleepers(1)
+            #expect(registry.liveKeyCount == 1)
+            closeCircuitBreaker(identifier: "a")
+            #expect(registry.liveKeyCount == 0)
+            await clock.advance(by: .seconds(1))
+            await #expect(throws: BreakerFailure()) { try await running.value() }
+            #expect(registry.liveKeyCount == 0)
+            #expect(changes.all.isEmpty)
+            // The next call finds a fresh breaker: closed, and it runs.
+            #expect(await breakerCall(policy, key: "a", .succeed) == "ok")
+        }
+    }
+
     /// A call only cancelled leaves nothing in the window: the breaker leaves with it.
     @Test func aCancelledCallLeavesNothing() async {
         await onManualClock { _, registry in

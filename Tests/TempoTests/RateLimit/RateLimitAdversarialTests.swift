@@ -74,12 +74,18 @@ import Testing
 extension RateLimitAdversarialTests {
     @Test func aCancelledTaskThrowsEvenWhenTheCallWouldTakeNothing() async {
         // Weight zero, and a limit with no interval, take nothing: a cancelled task still throws
-        // `CancellationError` without running, as it does for a call that takes a permit.
+        // `CancellationError` without running, as it does for a call that takes a permit. So
+        // does a weight that could never be admitted (above the burst, or a limit of no
+        // permits), for a token bucket and a window limit: "whatever its weight". (Those two
+        // threw `cannotAdmit` before the fix.)
         await onManualClock { _, registry in
             let ran = Flag()
             let calls: [(RateLimit, Int)] = [
                 (RateLimit(1, per: .seconds(1)), 0), (RateLimit(1, per: .seconds(1)), -1),
                 (RateLimit(1, per: .zero), 1), (RateLimit(1, per: .seconds(1)), 1),
+                (RateLimit(2, per: .seconds(1)), 5), (RateLimit(0, per: .seconds(1)), 1),
+                (.window(2, per: .seconds(1)), 0), (.window(2, per: .seconds(1)), 1),
+                (.window(2, per: .seconds(1)), 5), (.window(0, per: .seconds(1)), 1),
             ]
             for (limit, weight) in calls {
                 let task = Task {
