@@ -187,6 +187,20 @@ private func flushBatch(_ item: Int, into log: Log<Int>) async throws -> Int {
         }
     }
 
+    /// Cancelling the task that awaits `value` cancels the started task with it: the sleep it
+    /// was in throws, and nothing is left on the clock.
+    @Test func cancellingTheWaitForAValueCancelsTheStartedTask() async {
+        let clock = ManualClock()
+        let sleeper = await clock.start { try await clock.sleep(for: .seconds(100)) }
+        #expect(clock.sleeperCount == 1)
+        let waiter = Task { try await sleeper.value() }
+        waiter.cancel()
+        #expect(await waiter.result.isCancellation)
+        #expect(await finishes { _ = await sleeper.task.result })
+        #expect(await sleeper.task.result.isCancellation)
+        #expect(await eventually { clock.sleeperCount == 0 })
+    }
+
     /// The time limit counts only while the clock stands still: a real-clock test, with room
     /// for a loaded machine (the clock moves every 10 ms, the limit is a second).
     @Test func realClockTheTimeLimitCountsOnlyWhileTheClockStandsStill() async throws {
@@ -219,5 +233,13 @@ private func flushBatch(_ item: Int, into log: Log<Int>) async throws -> Int {
             #expect(wall.now - started >= .seconds(3), "the wait outlasted its limit, three times")
             try await mover.value
         }
+    }
+}
+
+extension Result {
+    /// Whether this is a failure with `CancellationError`.
+    fileprivate var isCancellation: Bool {
+        if case .failure(let error) = self { return error is CancellationError }
+        return false
     }
 }

@@ -101,6 +101,21 @@ import Testing
         }
     }
 
+    /// `limit` is how far past now deadlines may still be fired: one due exactly at the limit
+    /// fires, one past it does not, and the clock stops at the last deadline it fired.
+    @Test func runUntilIdleFiresADeadlineExactlyAtItsLimitAndNoneBeyond() async {
+        let ran = Log<Int>()
+        await onManualClock { clock, _ in
+            delay(.seconds(5), by: .taskContext) { ran.append(5) }
+            delay(.seconds(6), by: .taskContext) { ran.append(6) }
+            await clock.runUntilIdle(limit: .seconds(5))
+            #expect(ran.all == [5])
+            #expect(clock.now.offset == .seconds(5))
+            await clock.runUntilIdle()
+            #expect(ran.all == [5, 6])
+        }
+    }
+
     @Test func anOperationSleepingOnTheClockDoesNotDeadlockTheAdvance() async {
         let steps = Log<String>()
         await onManualClock { clock, _ in

@@ -52,6 +52,32 @@ struct SlowDown: Error, RetryAfterProviding, Equatable {
         }
     }
 
+    /// A hold that ends before the bucket's own next permit changes nothing: a bucket of one
+    /// permit per 10 s, just spent, told to wait 1 s, still admits at 10 s, not at 1 s (the
+    /// rate would be broken otherwise).
+    @Test func aHoldShorterThanTheBucketsOwnWaitChangesNothing() async {
+        await onManualClock { clock, _ in
+            let limit = RateLimit(1, per: .seconds(10)).holdingOnRetryAfter()
+            await Self.fail(limit, key: "k", with: SlowDown(retryAfter: .seconds(1)))
+            #expect(take(limit, key: "k") == .limited(retryAfter: .seconds(10)))
+            await clock.advance(by: .seconds(1))
+            #expect(take(limit, key: "k") == .limited(retryAfter: .seconds(9)))
+            await clock.advance(by: .seconds(9))
+            #expect(take(limit, key: "k") == nil)
+        }
+    }
+
+    /// A limit that listens is not the same limit as one that does not.
+    @Test func listeningIsPartOfALimitsEquality() {
+        let deaf = RateLimit(10, per: .seconds(1))
+        #expect(deaf != deaf.holdingOnRetryAfter())
+        #expect(deaf.holdingOnRetryAfter() == RateLimit(10, per: .seconds(1)).holdingOnRetryAfter())
+        #expect(deaf.holdingOnRetryAfter(false) == deaf)
+        let window = RateLimit.window(10, per: .seconds(1))
+        #expect(window != window.holdingOnRetryAfter())
+        #expect(Set([deaf, deaf.holdingOnRetryAfter()]).count == 2)
+    }
+
     @Test func aLaterHoldExtendsAnEarlierOneAndResetEndsIt() async {
         await onManualClock { clock, registry in
             let limit = RateLimit.window(5, per: .seconds(1)).holdingOnRetryAfter()

@@ -60,6 +60,10 @@ import Testing
         #expect(RateLimit.defaultMargin(for: .seconds(2)) == .milliseconds(100))
         #expect(RateLimit.defaultMargin(for: .seconds(60)) == .seconds(1))
         #expect(RateLimit.defaultMargin(for: .zero) == .zero)
+        // A window of zero or less is no limit: no margin either.
+        #expect(RateLimit.defaultMargin(for: .seconds(-1)) == .zero)
+        #expect(RateLimit.defaultMargin(for: .seconds(Int64.min)) == .zero)
+        #expect(RateLimit.window(10, per: .seconds(-1)).margin == .zero)
         #expect(RateLimit.window(1, per: .seconds(1), margin: .seconds(-1)).margin == .zero)
         #expect(RateLimit.window(10, per: .seconds(1)).isWindow)
         #expect(!RateLimit(10, per: .seconds(1)).isWindow)
