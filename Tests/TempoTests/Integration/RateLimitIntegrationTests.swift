@@ -118,7 +118,8 @@ struct RateLimitIntegrationTests {
             #expect(admitted.count == 50)
             if admitted.count == 50 {
                 let span = admitted[49] - admitted[4]
-                let clientRate = 45 / (Double(span.attoseconds) / 1e18)
+                let seconds = Double(span.attoseconds) / 1e18
+                let clientRate = 45 / seconds
                 #expect(clientRate <= 20.46, "the client started \(clientRate) a second")
                 // What reads high at the server is the trip, not the limiter: a request whose
                 // start is on time but whose arrival is late (a stalled client, a connection
@@ -126,7 +127,7 @@ struct RateLimitIntegrationTests {
                 // last one the 5th arrived, beyond what their starts were apart:
                 if counted.arrivals.count == 50 {
                     let serverSpan = counted.arrivals[49] - counted.arrivals[4]
-                    let lag = Double(span.attoseconds) / 1e18 - serverSpan
+                    let lag = seconds - serverSpan
                     print(
                         "[RateLimitIntegration] the client started \(clientRate) a second; the "
                             + "5th request arrived \(Int(lag * 1000)) ms later than it started, "
