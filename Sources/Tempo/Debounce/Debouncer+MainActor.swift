@@ -13,7 +13,7 @@ extension Debouncer {
     ///     private(set) var saves = 0
     ///
     ///     func edited() {
-    ///         autosave { @MainActor in self.saves += 1 }
+    ///         autosave { @MainActor [weak self] in self?.saves += 1 }
     ///     }
     /// }
     /// ```

@@ -4,9 +4,12 @@
 /// ``debounce(_:identifier:by:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,_,StaticString,_,_,()->Void)``
 /// with the options it was made with, in a group of its own. When it is deinitialised its
 /// pending call is cancelled and its group forgotten, so an owner that goes away leaves no work
-/// and no timer behind, with no `invalidate()` to remember. The registry keeps no reference to
-/// the debouncer, so there is no retain cycle through the scheduler; capture the owner weakly
-/// in the operation so that a pending call does not keep the owner alive either.
+/// and no timer behind, with no `invalidate()` to remember; made with `onDeinit: .flush`, the
+/// pending call runs then instead (see ``OnDeinit``). The registry keeps no reference to the
+/// debouncer, so there is no retain cycle through the scheduler. But the registry does hold the
+/// pending operation until it runs, and with it everything the operation captured: capture
+/// the owner weakly (`[weak self]`), or a pending call keeps the owner, and so its debouncer,
+/// alive until it has run, and the owner's deinit, with its cancel, waits for it.
 ///
 /// ```swift
 /// @MainActor final class SearchModel {
@@ -48,6 +51,12 @@ public final class Debouncer: Sendable {
     /// let cap = saver.maxWait   // .seconds(10), or nil
     /// ```
     public let maxWait: Duration?
+    /// What happens to the pending call when the debouncer is deinitialised.
+    ///
+    /// ```swift
+    /// let onDeinit = saver.onDeinit   // .flush
+    /// ```
+    public let onDeinit: OnDeinit
     let registry: TempoRegistry
     let key = GroupKey.newInstance()
 
@@ -62,22 +71,29 @@ public final class Debouncer: Sendable {
     ///   - actorType: Where the operations run. Defaults to the main actor.
     ///   - option: `.default` (trailing), `.runFirst` (leading and trailing) or `.leading`.
     ///   - maxWait: The longest a burst waits for a run; `nil`, zero or negative: no maximum.
+    ///   - onDeinit: What happens to a pending call when the debouncer is deinitialised:
+    ///     ``OnDeinit/cancel`` (the default) or ``OnDeinit/flush``.
     ///   - registry: The registry that times it: by default the one current where it is made.
     public init(
         _ duration: Duration = .seconds(1),
         by actorType: ActorType = .mainActor,
         option: DebounceOptions = .default,
         maxWait: Duration? = nil,
+        onDeinit: OnDeinit = .cancel,
         registry: TempoRegistry = .current
     ) {
         self.duration = duration
         self.actorType = actorType
         self.option = option
         self.maxWait = maxWait
+        self.onDeinit = onDeinit
         self.registry = registry
     }
 
     deinit {
+        // A flush that leaves the group live (its window still open) is followed by the
+        // cancel, which then finds nothing pending and only forgets the group.
+        if onDeinit == .flush { registry.flush(DebounceState<Operation>.self, key) }
         registry.cancel(DebounceState<Operation>.self, key)
     }
 
@@ -99,7 +115,10 @@ public final class Debouncer: Sendable {
     ///
     /// ```swift
     /// @MainActor func textChanged() {
-    ///     debouncer.onMainActor { self.summary.text = self.model.summary }
+    ///     debouncer.onMainActor { [weak self] in
+    ///         guard let self else { return }
+    ///         self.summary.text = self.model.summary
+    ///     }
     /// }
     /// ```
     ///

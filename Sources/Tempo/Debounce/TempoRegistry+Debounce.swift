@@ -49,6 +49,9 @@ extension TempoRegistry {
         }
         result.replaced?.discard()
         result.catchUp?.launch(clock)
-        return result.runNow?.launchReturningTask(clock)
+        let task = result.runNow?.launchReturningTask(clock)
+        // During a drain nothing waits: the call left pending runs now (see `drain(within:)`).
+        if isDraining { flush(DebounceState<Operation>.self, key) }
+        return task
     }
 }

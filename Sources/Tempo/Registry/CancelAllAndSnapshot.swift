@@ -25,6 +25,7 @@ extension TempoRegistry {
         for timer in ended.timers { timer.cancel() }
         for operation in ended.dropped { operation.discard() }
         for operation in ended.due { operation.launch(clock) }
+        pulseDrains()
     }
 
     /// What `cancelAll()` collects under the locks and carries out after them.
@@ -87,6 +88,8 @@ extension TempoRegistry {
             }
         }
         entries.sort { ($0.kind.rawValue, $0.key) < ($1.kind.rawValue, $1.key) }
-        return TempoSnapshot(now: now, entries: entries)
+        return TempoSnapshot(
+            now: now, entries: entries, runningOperations: clock.work?.runningCount ?? 0,
+            isDraining: isDraining)
     }
 }

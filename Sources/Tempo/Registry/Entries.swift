@@ -177,6 +177,7 @@ extension TempoRegistry {
             }
         }
         result?.run?.launch(clock)
+        pulseDrains()
         return result?.next
     }
 
@@ -196,6 +197,7 @@ extension TempoRegistry {
             }
         }
         timer?.cancel()
+        pulseDrains()
     }
 
     /// Changes a live entry in place; does nothing when `key` is not live.
@@ -223,6 +225,7 @@ extension TempoRegistry {
         let outcome = slot.state.cancel(at: now)
         outcome.dropped?.discard()
         outcome.due?.launch(clock)
+        pulseDrains()
     }
 
     /// Runs an entry's waiting call now, if it has one. An entry left idle leaves its table;

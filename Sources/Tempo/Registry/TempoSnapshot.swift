@@ -25,6 +25,28 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
     /// let retrying = registry.snapshot().entries.filter { $0.kind == .retry }.count
     /// ```
     public let entries: [Entry]
+    /// How many operations the registry launched were still running when the snapshot was
+    /// taken: trailing calls running on their actors, granted `Task`-returning calls, awaited
+    /// calls' runs. What ``TempoRegistry/drain(within:)`` waits for, besides pending calls.
+    ///
+    /// ```swift
+    /// let busy = registry.snapshot().runningOperations > 0
+    /// ```
+    public let runningOperations: Int
+    /// Whether a ``TempoRegistry/drain(within:)`` was in progress: calls left pending then run
+    /// at once.
+    ///
+    /// ```swift
+    /// if registry.snapshot().isDraining { print("shutting down") }
+    /// ```
+    public let isDraining: Bool
+
+    init(now: Duration, entries: [Entry], runningOperations: Int = 0, isDraining: Bool = false) {
+        self.now = now
+        self.entries = entries
+        self.runningOperations = runningOperations
+        self.isDraining = isDraining
+    }
 
     /// Whether nothing is live: the registry holds no group, no pending delay and no running
     /// work.
@@ -302,10 +324,15 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
     /// // throttle  scroll  window closes at 2.100 s (in 100.0 ms), trailing call pending
     /// ```
     public var description: String {
-        guard !entries.isEmpty else { return "(nothing live)" }
-        return entries.map { entry in
+        var lines = entries.map { entry in
             "\(entry.kind.rawValue)  \(entry.key)  \(Self.describe(entry.state, now: now))"
-        }.joined(separator: "\n")
+        }
+        if isDraining {
+            let running =
+                runningOperations == 1 ? "1 operation" : "\(runningOperations) operations"
+            lines.insert("draining: \(running) running", at: 0)
+        }
+        return lines.isEmpty ? "(nothing live)" : lines.joined(separator: "\n")
     }
 
     private static func describe(_ state: State, now: Duration) -> String {

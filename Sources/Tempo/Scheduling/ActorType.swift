@@ -131,8 +131,8 @@ extension TempoActor {
         var next = 0
 
         func sharesClock(_ work: SettleToken?) -> Bool {
-            guard let work, let holder else { return false }
-            return work.host === holder.host
+            guard let host = work?.host, let holder = holder?.host else { return false }
+            return host === holder
         }
 
         /// Hands the turn to the first waiter and re-parks the rest for the new holder's clock.

@@ -37,10 +37,17 @@ extension DeterministicClock {
 /// Work started by a timer of a ``DeterministicClock`` (an operation on another actor, or the
 /// task behind a `Task`-returning call). Advancing the clock waits until every token is
 /// finished or parked in a sleep on that clock.
+///
+/// A token of an operation the engine launched also counts in its registry's
+/// ``LaunchedWork`` (on any clock: on an ordinary one the token has no `host`), which is what a
+/// drain waits for.
 package final class SettleToken: Sendable {
-    package let host: any DeterministicClock
-    /// The identifier ``DeterministicClock/openSettleToken()`` gave this work.
+    package let host: (any DeterministicClock)?
+    /// The identifier ``DeterministicClock/openSettleToken()`` gave this work (0 without a
+    /// host).
     package let id: UInt64
+    /// The registry's count of launched work this token is part of, if any.
+    let work: LaunchedWork?
     private let finished = Atomic<Bool>(false)
 
     /// The work the current task is doing, if a deterministic clock tracks it.
@@ -49,11 +56,23 @@ package final class SettleToken: Sendable {
     package init(host: any DeterministicClock) {
         self.host = host
         self.id = host.openSettleToken()
+        self.work = nil
+    }
+
+    /// Work a registry launched: counted in `work`, and tracked by `host` when there is one.
+    init(host: (any DeterministicClock)?, work: LaunchedWork) {
+        self.host = host
+        self.id = host?.openSettleToken() ?? 0
+        self.work = work
+        work.begin()
     }
 
     /// Ends the work; later calls do nothing.
     package func finish() {
-        if !finished.exchange(true, ordering: .acquiringAndReleasing) { host.closeSettleToken(id) }
+        if !finished.exchange(true, ordering: .acquiringAndReleasing) {
+            host?.closeSettleToken(id)
+            work?.end()
+        }
     }
 
     /// Whether ``finish()`` has been called.
@@ -70,8 +89,8 @@ package final class SettleToken: Sendable {
     }
 
     /// See ``DeterministicClock/park(_:)``.
-    func park() { host.park(self) }
+    func park() { host?.park(self) }
 
     /// See ``DeterministicClock/unpark(_:)``.
-    func unpark() { host.unpark(self) }
+    func unpark() { host?.unpark(self) }
 }

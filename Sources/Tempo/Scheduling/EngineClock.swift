@@ -51,6 +51,7 @@ struct EngineClock: Sendable {
                 .advanced(by: .zero.subtracting(originOffset.subtracting(half)))
             timers = .host(host)
             self.host = host
+            work = keepsTimers ? LaunchedWork() : nil
             now = { host.offset }
             sleepStep = { try await clock.sleep(until: zero.advanced(by: $0), tolerance: nil) }
         } else {
@@ -67,6 +68,7 @@ struct EngineClock: Sendable {
             self.sleepStep = sleepStep
             host = nil
             timers = keepsTimers ? .driver(TimerDriver(now: now, sleep: sleepStep)) : .none
+            work = keepsTimers ? LaunchedWork() : nil
         }
     }
 
@@ -111,9 +113,15 @@ struct EngineClock: Sendable {
         }
     }
 
-    /// Starts tracked work when the clock is deterministic.
+    /// What the registry has launched and not seen finish; `nil` for a wrapping helper's own
+    /// clock, which launches nothing.
+    let work: LaunchedWork?
+
+    /// Starts tracked work: counted in ``work``, and tracked by the clock when it is
+    /// deterministic.
     func settleToken() -> SettleToken? {
-        host.map { SettleToken(host: $0) }
+        guard let work else { return nil }
+        return SettleToken(host: host, work: work)
     }
 }
 

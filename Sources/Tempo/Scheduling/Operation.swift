@@ -28,7 +28,11 @@ enum Operation: Sendable {
             // In the caller (a leading call) it runs right here. On a timer runner it gets a
             // task of its own, so a slow operation never holds up other timers.
             if onRunner {
-                Task { operation() }
+                let token = clock.settleToken()
+                Task {
+                    operation()
+                    token?.finish()
+                }
             } else {
                 operation()
             }

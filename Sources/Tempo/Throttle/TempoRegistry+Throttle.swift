@@ -45,6 +45,9 @@ extension TempoRegistry {
         ) { $0.call(at: now, duration: duration, option: option, payload: operation) }
         result.dropped?.discard()
         result.catchUp?.launch(clock)
-        return result.runNow?.launchReturningTask(clock)
+        let task = result.runNow?.launchReturningTask(clock)
+        // During a drain nothing waits: the call left pending runs now (see `drain(within:)`).
+        if isDraining { flush(ThrottleState<Operation>.self, key) }
+        return task
     }
 }

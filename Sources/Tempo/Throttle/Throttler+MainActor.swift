@@ -13,7 +13,7 @@ extension Throttler {
     ///     private(set) var count = 0
     ///
     ///     func tapped() {
-    ///         likes { @MainActor in self.count += 1 }
+    ///         likes { @MainActor [weak self] in self?.count += 1 }
     ///     }
     /// }
     /// ```

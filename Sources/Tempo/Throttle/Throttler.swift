@@ -4,9 +4,12 @@
 /// ``throttle(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,StaticString,_,_,()->Void)``
 /// with the options it was made with, in a group of its own. When it is deinitialised its
 /// trailing call is cancelled and its group forgotten, so an owner that goes away leaves no
-/// work and no timer behind, with no `invalidate()` to remember. The registry keeps no
-/// reference to the throttler, so there is no retain cycle through the scheduler; capture the
-/// owner weakly in the operation so that a trailing call does not keep the owner alive either.
+/// work and no timer behind, with no `invalidate()` to remember; made with `onDeinit: .flush`,
+/// the trailing call runs then instead (see ``OnDeinit``). The registry keeps no reference to
+/// the throttler, so there is no retain cycle through the scheduler. But the registry does hold
+/// a trailing operation until it runs, and with it everything the operation captured: capture
+/// the owner weakly (`[weak self]`), or a trailing call keeps the owner, and so its throttler,
+/// alive until it has run.
 ///
 /// ```swift
 /// @MainActor final class FeedModel {
@@ -38,6 +41,12 @@ public final class Throttler: Sendable {
     /// let option = progress.option   // .ensureLast
     /// ```
     public let option: ThrottleOptions
+    /// What happens to the trailing call when the throttler is deinitialised.
+    ///
+    /// ```swift
+    /// let onDeinit = progress.onDeinit   // .cancel
+    /// ```
+    public let onDeinit: OnDeinit
     let registry: TempoRegistry
     let key = GroupKey.newInstance()
 
@@ -51,20 +60,27 @@ public final class Throttler: Sendable {
     ///   - duration: The window length. Defaults to 1 second.
     ///   - actorType: Where the operations run. Defaults to the main actor.
     ///   - option: `.default` (leading), `.ensureLast` (leading and trailing) or `.trailing`.
+    ///   - onDeinit: What happens to a trailing call when the throttler is deinitialised:
+    ///     ``OnDeinit/cancel`` (the default) or ``OnDeinit/flush``.
     ///   - registry: The registry that times it: by default the one current where it is made.
     public init(
         _ duration: Duration = .seconds(1),
         by actorType: ActorType = .mainActor,
         option: ThrottleOptions = .default,
+        onDeinit: OnDeinit = .cancel,
         registry: TempoRegistry = .current
     ) {
         self.duration = duration
         self.actorType = actorType
         self.option = option
+        self.onDeinit = onDeinit
         self.registry = registry
     }
 
     deinit {
+        // A flush that leaves the group live (its window still open) is followed by the
+        // cancel, which then finds nothing pending and only forgets the group.
+        if onDeinit == .flush { registry.flush(ThrottleState<Operation>.self, key) }
         registry.cancel(ThrottleState<Operation>.self, key)
     }
 
@@ -86,7 +102,7 @@ public final class Throttler: Sendable {
     ///
     /// ```swift
     /// @MainActor func likeTapped() {
-    ///     likeThrottler.onMainActor { self.model.like() }
+    ///     likeThrottler.onMainActor { [weak self] in self?.model.like() }
     /// }
     /// ```
     ///

@@ -43,6 +43,11 @@ struct Schedule: CustomStringConvertible {
         case cancel(Int)
         case flush(Int)
         case cancelAll
+        /// `flushAll()`: every group's pending call runs now, as a flush of each.
+        case flushAll
+        /// `drain()`: a flush of every group, then a wait for what it started (nothing else is
+        /// pending: a schedule has no delays), so the clock does not move.
+        case drain
     }
 
     /// How the engine is called.
@@ -109,7 +114,9 @@ struct Schedule: CustomStringConvertible {
                 actions.append(.call(group: group, op: op))
             case 50..<80: actions.append(.advance(Int.random(in: 0...4, using: &random)))
             case 80..<88: actions.append(.flush(group))
-            case 88..<97: actions.append(.cancel(group))
+            case 88..<94: actions.append(.cancel(group))
+            case 94..<96: actions.append(.flushAll)
+            case 96..<98: actions.append(.drain)
             default: actions.append(.cancelAll)
             }
         }
@@ -224,6 +231,17 @@ func runModel(_ schedule: Schedule) -> Trace {
                     groups[index] = .debounce(model)
                 case .throttle(var model):
                     model.cancel()
+                    groups[index] = .throttle(model)
+                }
+            }
+        case .flushAll, .drain:
+            for index in groups.indices {
+                switch groups[index] {
+                case .debounce(var model):
+                    record(model.flush(at: now), index)
+                    groups[index] = .debounce(model)
+                case .throttle(var model):
+                    record(model.flush(at: now), index)
                     groups[index] = .throttle(model)
                 }
             }
@@ -365,6 +383,10 @@ func runEngine(_ schedule: Schedule) async -> Trace {
             case .flush(let index): groups[index].flush()
             case .cancel(let index): groups[index].cancel()
             case .cancelAll: registry.cancelAll()
+            case .flushAll: registry.flushAll()
+            case .drain:
+                let report = await registry.drain()
+                if !report.isComplete { Issue.record("drain incomplete: \(report)") }
             }
             observations.append(
                 .init(
@@ -393,6 +415,8 @@ func timeline(_ schedule: Schedule, model: Trace, engine: Trace) -> String {
         case .flush(let group): text = "flush #\(group)"
         case .cancel(let group): text = "cancel #\(group)"
         case .cancelAll: text = "cancelAll"
+        case .flushAll: text = "flushAll"
+        case .drain: text = "drain"
         }
         let m = model.observations[step]
         let e = step < engine.observations.count ? engine.observations[step] : nil

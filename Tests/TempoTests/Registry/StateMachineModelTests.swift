@@ -68,6 +68,21 @@ func runStateMachines(_ schedule: Schedule, lateness seed: UInt64) -> [[Trace.Ru
         wakes[index] = nil
     }
 
+    func flush(_ index: Int) {
+        let due = dueInstant(machines[index])
+        let run: Int?
+        switch machines[index] {
+        case .debounce(var state):
+            run = state.flush(at: ms(now))
+            machines[index] = .debounce(state)
+        case .throttle(var state):
+            run = state.flush(at: ms(now))
+            machines[index] = .throttle(state)
+        }
+        // A flush of a call whose instant had passed runs it as of that instant.
+        if let run { runs[index].append(.init(time: min(due!, now), op: run)) }
+    }
+
     for action in schedule.actions {
         switch action {
         case .call(let index, let op):
@@ -106,18 +121,9 @@ func runStateMachines(_ schedule: Schedule, lateness seed: UInt64) -> [[Trace.Ru
             }
             now = end
         case .flush(let index):
-            let due = dueInstant(machines[index])
-            let run: Int?
-            switch machines[index] {
-            case .debounce(var state):
-                run = state.flush(at: ms(now))
-                machines[index] = .debounce(state)
-            case .throttle(var state):
-                run = state.flush(at: ms(now))
-                machines[index] = .throttle(state)
-            }
-            // A flush of a call whose instant had passed runs it as of that instant.
-            if let run { runs[index].append(.init(time: min(due!, now), op: run)) }
+            flush(index)
+        case .flushAll, .drain:
+            for index in machines.indices { flush(index) }
         case .cancel(let index):
             cancel(index)
         case .cancelAll:

@@ -166,6 +166,11 @@ private func runAwaited(
                     cancelThrottle(identifier: schedule.groups[index].name)
                 }
             case .cancelAll: registry.cancelAll()
+            case .flushAll: registry.flushAll()
+            case .drain:
+                // Runs here may sleep on the clock, which only the schedule moves: a drain
+                // without waiting, which is a flush of every group.
+                _ = await registry.drain(within: .zero)
             }
         }
         if let held {

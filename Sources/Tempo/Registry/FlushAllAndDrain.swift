@@ -1,0 +1,248 @@
+// The whole-registry verbs for shutting down without losing work: `flushAll()` runs every
+// pending debounce and throttle call now, and `drain(within:)` does that and then waits until
+// nothing the registry holds or launched is left to run.
+
+extension TempoRegistry {
+    /// Runs every pending debounce and throttle call of this registry now, each with its latest
+    /// operation, on its actor: what ``flushDebounce(identifier:)``, ``Debouncer/flush()`` and
+    /// their throttle forms do for one group, done for every group at once. Groups keyed by
+    /// call site are flushed too.
+    ///
+    /// Nothing else changes: a group whose quiet window or throttle window is still open stays
+    /// live (its next call is treated as it would have been), pending `delay` and `execute`
+    /// calls keep their instants, and running work (`repeat`, `retry`, `timeout`, `time`),
+    /// rate limits, concurrency limits, breakers and their waiting callers are not touched.
+    /// The flushed operations start in no particular order across groups. An operation that
+    /// runs in its caller (`.taskContext`) runs here, before `flushAll()` returns.
+    ///
+    /// Safe to call from inside an operation: no lock is held while operations run, and the
+    /// operation calling it is running, not pending, so it is not run again.
+    ///
+    /// ```swift
+    /// func sceneDidEnterBackground() {
+    ///     TempoRegistry.shared.flushAll()   // every pending save starts now
+    /// }
+    /// ```
+    public func flushAll() {
+        let now = clock.now()
+        var flushed = FlushedEntries()
+        for shard in shards {
+            shard.tables.withLock { tables in
+                flushed.take(DebounceState<Operation>.self, from: &tables, at: now, registry: self)
+                flushed.take(ThrottleState<Operation>.self, from: &tables, at: now, registry: self)
+            }
+        }
+        for timer in flushed.timers { timer.cancel() }
+        for operation in flushed.runs { operation.launch(clock) }
+    }
+
+    /// What `flushAll()` collects under the locks and carries out after them.
+    private struct FlushedEntries {
+        var timers: [TimerRef] = []
+        var runs: [Operation] = []
+
+        /// Flushes every entry of one kind in a shard; an entry left idle leaves its table.
+        mutating func take<Entry: RegistryEntry>(
+            _: Entry.Type, from tables: inout Tables, at now: Duration, registry: TempoRegistry
+        ) {
+            Entry.access(&tables) { table, ids in
+                var idle: [Entry.Key] = []
+                for index in table.indices {
+                    guard let run = table.values[index].state.flush(at: now) else { continue }
+                    runs.append(run)
+                    let key = table.keys[index]
+                    if table.values[index].state.isIdle(at: now) {
+                        idle.append(key)
+                    } else if let wake = table.values[index].state.nextWake {
+                        registry.arm(&table.values[index], key: key, wake: wake, ids: &ids)
+                    }
+                }
+                for key in idle {
+                    if let timer = table.removeLive(key)?.timer { timers.append(timer) }
+                }
+            }
+        }
+    }
+
+    /// Runs every pending debounce and throttle call now (``flushAll()``), then waits until
+    /// every operation this registry launched has finished and no pending `delay` or `execute`
+    /// call is left, or until `timeLimit` has passed on the registry's clock. Returns what it
+    /// found: complete, or what was still running and pending when it stopped.
+    ///
+    /// While a drain is in progress, debounce and throttle calls are applied as usual (each
+    /// replaces, keeps or drops what its mode says), and a call left pending runs at once, as
+    /// if flushed: a call made during a drain is not lost, and the drain waits for it too.
+    /// `delay` and `execute` calls keep their instants: the drain waits for them to run. Work
+    /// the registry does not launch is not waited for: `repeat`, `retry`, `timeout` and `time`
+    /// run in their callers' tasks, and callers waiting in a rate limit, a concurrency limit or
+    /// a breaker are waiting in their own tasks (cancel those tasks to stop them); they show in
+    /// the report's ``DrainReport/snapshot``.
+    ///
+    /// A drain started from inside an operation of this registry waits for every other
+    /// operation, not for the one it is called from (which would wait for itself). Two drains
+    /// at once each wait as one would. Cancelling the drain's task ends the wait at once, with
+    /// an incomplete report.
+    ///
+    /// On a `TempoTesting.ManualClock`, the drain waits while the test advances the clock: its
+    /// task counts as asleep on the clock, and pending delays and the time limit come due as the
+    /// clock reaches them.
+    ///
+    /// ```swift
+    /// func shutDown() async {
+    ///     let report = await TempoRegistry.shared.drain(within: .seconds(10))
+    ///     if !report.isComplete { log.warning("shut down with work left: \(report)") }
+    /// }
+    /// ```
+    ///
+    /// - Parameter timeLimit: The longest to wait, on the registry's clock; `nil` (the
+    ///   default): no limit. Zero or negative: flush, then report at once without waiting.
+    /// - Returns: Whether everything finished, and otherwise what was left.
+    @discardableResult
+    public func drain(within timeLimit: Duration? = nil) async -> DrainReport {
+        guard let work = clock.work else { preconditionFailure("a registry's clock counts work") }
+        let startedAt = clock.now()
+        let deadline = timeLimit.map { startedAt.adding(max($0, .zero)) }
+        // Work this task is doing for the registry (the drain is called from an operation):
+        // not waited for, or the drain would wait for itself.
+        let own = SettleToken.current.map { $0.work === work && !$0.isFinished ? 1 : 0 } ?? 0
+        // The task's token on a manual clock: asleep on the clock while the drain waits.
+        let caller = SettleToken.current(of: clock.host)
+        work.beginDrain()
+        defer { work.endDrain() }
+        let timer = deadline.flatMap { deadline in
+            deadline > startedAt
+                ? clock.startTimer(at: deadline) { [work] _ in
+                    work.pulse()
+                    return nil
+                } : nil
+        }
+        defer { timer?.cancel() }
+        return await withTaskCancellationHandler {
+            while true {
+                let epoch = work.epoch
+                flushAll()
+                let pending = pendingEntries()
+                let running = max(work.runningCount - own, 0)
+                let now = clock.now()
+                if running == 0, pending.isEmpty {
+                    return DrainReport(
+                        isComplete: true, runningOperations: 0, pending: [],
+                        snapshot: snapshot(), startedAt: startedAt, endedAt: now)
+                }
+                if Task.isCancelled || deadline.map({ now >= $0 }) == true {
+                    return DrainReport(
+                        isComplete: false, runningOperations: running, pending: pending,
+                        snapshot: snapshot(), startedAt: startedAt, endedAt: now)
+                }
+                await work.sleep(after: epoch, caller: caller)
+            }
+        } onCancel: {
+            work.pulse()
+        }
+    }
+
+    /// Whether a drain is in progress: calls flush what they leave pending.
+    @inline(__always)
+    var isDraining: Bool { clock.work?.isDraining == true }
+
+    /// Something a drain waits for may have changed (a timer fired, an entry was cancelled).
+    @inline(__always)
+    func pulseDrains() { clock.work?.pulseIfDraining() }
+
+    /// The debounce, throttle and delay entries with a call waiting, as the snapshot shows them.
+    private func pendingEntries() -> [TempoSnapshot.Entry] {
+        var entries: [TempoSnapshot.Entry] = []
+        let now = clock.now()
+        func add<Entry: RegistryEntry>(_: Entry.Type, from tables: inout Tables) {
+            Entry.access(&tables) { table, _ in
+                for (key, slot) in table where slot.state.pendingDeadline != nil {
+                    entries.append(slot.state.snapshotEntry(key: key, now: now))
+                }
+            }
+        }
+        for shard in shards {
+            shard.tables.withLock { tables in
+                add(DebounceState<Operation>.self, from: &tables)
+                add(ThrottleState<Operation>.self, from: &tables)
+                add(DelayState.self, from: &tables)
+            }
+        }
+        entries.sort { ($0.kind.rawValue, $0.key) < ($1.kind.rawValue, $1.key) }
+        return entries
+    }
+}
+
+/// What ``TempoRegistry/drain(within:)`` found when it returned.
+///
+/// ```swift
+/// let report = await registry.drain(within: .seconds(5))
+/// if !report.isComplete {
+///     print(report)
+///     // drain stopped at its time limit after 5.000 s: 1 operation still running
+///     // delay  Sync/Uploader.swift:12:9  runs at 30.000 s (in 25.000 s)
+/// }
+/// ```
+public struct DrainReport: Sendable, Hashable, CustomStringConvertible {
+    /// Whether every operation the registry launched finished and nothing was left pending:
+    /// `false` when the time limit passed or the drain's task was cancelled first.
+    ///
+    /// ```swift
+    /// let clean = await registry.drain().isComplete   // true: no limit, nothing left
+    /// ```
+    public let isComplete: Bool
+    /// How many operations the registry launched were still running when the drain returned
+    /// (not counting the one it was called from, if any).
+    ///
+    /// ```swift
+    /// let report = await registry.drain(within: .seconds(5))
+    /// let unfinished = report.runningOperations
+    /// ```
+    public let runningOperations: Int
+    /// The `delay` and `execute` calls (and any debounce or throttle call made in the last
+    /// instant) still waiting to run when the drain returned, as ``TempoSnapshot`` shows them.
+    ///
+    /// ```swift
+    /// let report = await registry.drain(within: .seconds(5))
+    /// for entry in report.pending { print(entry.key) }
+    /// ```
+    public let pending: [TempoSnapshot.Entry]
+    /// Everything live in the registry when the drain returned, running work and limits
+    /// included.
+    ///
+    /// ```swift
+    /// let report = await registry.drain(within: .seconds(5))
+    /// let repeats = report.snapshot.entries.filter { $0.kind == .repeat }
+    /// ```
+    public let snapshot: TempoSnapshot
+    /// The registry's clock when the drain began and when it returned.
+    ///
+    /// ```swift
+    /// let report = await registry.drain()
+    /// let took = report.endedAt - report.startedAt
+    /// ```
+    public let startedAt: Duration
+    /// See ``startedAt``.
+    ///
+    /// ```swift
+    /// let report = await registry.drain()
+    /// let took = report.endedAt - report.startedAt
+    /// ```
+    public let endedAt: Duration
+
+    /// One line saying how the drain ended, then a line per pending call.
+    ///
+    /// ```swift
+    /// print(await registry.drain(within: .seconds(2)))
+    /// // drain complete after 120.0 ms
+    /// ```
+    public var description: String {
+        let took = formatDuration(endedAt.subtracting(startedAt))
+        guard !isComplete else { return "drain complete after \(took)" }
+        let running =
+            runningOperations == 1 ? "1 operation" : "\(runningOperations) operations"
+        var lines = ["drain stopped after \(took): \(running) still running"]
+        lines += TempoSnapshot(now: endedAt, entries: pending).description
+            .split(separator: "\n").map(String.init).filter { _ in !pending.isEmpty }
+        return lines.joined(separator: "\n")
+    }
+}

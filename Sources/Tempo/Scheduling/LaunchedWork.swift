@@ -1,0 +1,103 @@
+import Synchronization
+
+/// The operations a registry has launched and that have not finished yet, and the drains that
+/// wait for them.
+///
+/// Every operation the engine starts in a task of its own (a trailing call's run on its actor, a
+/// `Task`-returning call it grants, an awaited call's run and the handover of its outcome) holds
+/// a ``SettleToken`` that counts here from its launch until it finishes. An operation that runs
+/// in its caller (a leading `.taskContext` call) has finished before the call returns, and is
+/// not counted.
+///
+/// A drain waits for a *pulse*: the count falling while a drain is in progress, a timer of the
+/// registry firing, an entry cancelled, or the drain's own time limit. Each pulse moves
+/// ``Pulses/epoch`` on; a drain reads the epoch before it looks at the registry and sleeps only
+/// if no pulse came since, so no pulse between the look and the sleep is lost.
+final class LaunchedWork: Sendable {
+    /// Operations launched and not yet finished.
+    private let running = Atomic<Int>(0)
+    /// Drains in progress.
+    private let drains = Atomic<Int>(0)
+    private let pulses = Lock<Pulses>(Pulses())
+
+    struct Pulses {
+        var epoch: UInt64 = 0
+        var sleepers: [Sleeper] = []
+    }
+
+    /// A drain asleep until the next pulse, with the work token of its task when a manual
+    /// clock tracks that task (it counts as asleep on the clock meanwhile).
+    struct Sleeper {
+        let continuation: CheckedContinuation<Void, Never>
+        let caller: SettleToken?
+    }
+
+    /// How many launched operations are still running.
+    var runningCount: Int { running.load(ordering: .sequentiallyConsistent) }
+
+    /// Whether a drain is in progress.
+    @inline(__always)
+    var isDraining: Bool { drains.load(ordering: .relaxed) != 0 }
+
+    func begin() {
+        running.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    func end() {
+        running.subtract(1, ordering: .sequentiallyConsistent)
+        // Sequentially consistent with the drain's own increment and read of `running`: either
+        // the drain sees this decrement, or this sees the drain and pulses.
+        if drains.load(ordering: .sequentiallyConsistent) != 0 { pulse() }
+    }
+
+    /// Marks a drain as started; its reads of the registry come after this.
+    func beginDrain() {
+        drains.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    func endDrain() {
+        drains.subtract(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// The current epoch: read before a drain looks at the registry.
+    var epoch: UInt64 { pulses.withLock { $0.epoch } }
+
+    /// Something a drain waits for may have changed: every sleeping drain looks again.
+    func pulse() {
+        let sleepers = pulses.withLock { pulses -> [Sleeper] in
+            pulses.epoch &+= 1
+            defer { pulses.sleepers = [] }
+            return pulses.sleepers
+        }
+        for sleeper in sleepers {
+            // Running again before it is resumed, so a manual clock's advance that is waiting
+            // for its work never sees it neither asleep nor running.
+            sleeper.caller?.unpark()
+            sleeper.continuation.resume()
+        }
+    }
+
+    /// Pulses only while a drain is in progress: what the engine's timers and cancels call.
+    @inline(__always)
+    func pulseIfDraining() {
+        if drains.load(ordering: .sequentiallyConsistent) != 0 { pulse() }
+    }
+
+    /// Sleeps until the first pulse after `epoch`; returns at once if there was one already.
+    /// `caller` (the drain's task's token on a manual clock) counts as asleep meanwhile.
+    func sleep(after epoch: UInt64, caller: SettleToken?) async {
+        await withCheckedContinuation { continuation in
+            // Parked before it is listed: a pulse that takes it from the list unparks it.
+            caller?.park()
+            let slept = pulses.withLock { pulses -> Bool in
+                guard pulses.epoch == epoch else { return false }
+                pulses.sleepers.append(Sleeper(continuation: continuation, caller: caller))
+                return true
+            }
+            if !slept {
+                caller?.unpark()
+                continuation.resume()
+            }
+        }
+    }
+}
