@@ -103,6 +103,20 @@ func debounceNonCapturing(calls: Int, identifier: String) -> Double {
     return ns / Double(calls)
 }
 
+/// Runs the engine launches on an actor, one per call: `delay(.zero, by: .ownedActor)` hands
+/// each operation to `TempoActor` at once, in a task of its own, counted as launched work until
+/// it has run (what a drain waits for). Measured until the last one has run. Returns
+/// nanoseconds per call.
+func launchedRuns(calls: Int) async -> Double {
+    let log = RunLog()
+    let start = ContinuousClock.now
+    for i in 0..<calls {
+        delay(.zero, by: .ownedActor) { log.ran(i) }
+    }
+    while log.count < calls { await Task.yield() }
+    return (ContinuousClock.now - start).nanoseconds / Double(calls)
+}
+
 /// Fire-and-forget `debounce` calls on one identifier, each operation capturing its call's
 /// index and a log, as the burst of the cost section makes them, without waiting for the run:
 /// the caller's side, for profilers. Returns nanoseconds per call.

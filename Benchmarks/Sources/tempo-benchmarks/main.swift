@@ -43,7 +43,7 @@ if arguments.first == "--child" {
         // A bare hot loop for profilers:
         // --child loop floor|debounce|throttle|debouncecapturing|throttlecapturing|ratelimit
         //   |ratereject|rateasync|raterejectasync
-        //   |climit|climitbusy|climitreject|breaker|breakeropen CALLS
+        //   |climit|climitbusy|climitreject|breaker|breakeropen|launch CALLS
         //   [scoped]: meanwhile another task runs inside a `withCurrent` scope of another
         //   registry, as in a test process, so the free functions read the task-local value
         //   to learn which registry is current (while no scope is open anywhere they do not)
@@ -70,6 +70,7 @@ if arguments.first == "--child" {
         case "climit": print(await concurrencyLimitAdmitted(calls: calls, busy: false))
         case "climitbusy": print(await concurrencyLimitAdmitted(calls: calls, busy: true))
         case "climitreject": print(await concurrencyLimitRejected(calls: calls))
+        case "launch": print(await launchedRuns(calls: calls))
         default: print("nan")
         }
     case "loaded":

@@ -241,8 +241,10 @@ public struct DrainReport: Sendable, Hashable, CustomStringConvertible {
         let running =
             runningOperations == 1 ? "1 operation" : "\(runningOperations) operations"
         var lines = ["drain stopped after \(took): \(running) still running"]
-        lines += TempoSnapshot(now: endedAt, entries: pending).description
-            .split(separator: "\n").map(String.init).filter { _ in !pending.isEmpty }
+        if !pending.isEmpty {
+            let listed = TempoSnapshot(now: endedAt, entries: pending).description
+            lines += listed.split(separator: "\n").map(String.init)
+        }
         return lines.joined(separator: "\n")
     }
 }

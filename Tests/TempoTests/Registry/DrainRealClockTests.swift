@@ -1,6 +1,12 @@
 import Tempo
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// `drain(within:)` on `ContinuousClock`, at shutdown: 1,000 debounced writes on 100 keys are
 /// pending (a minute from running), on every actor and through every front; the drain runs
 /// each key's latest write exactly once, returns once all have finished, and nothing runs
@@ -82,5 +88,24 @@ import Testing
         #expect(registry.liveKeyCount == 0)
         #expect(registry.snapshot().runningOperations == 0)
         withExtendedLifetime(scoped) {}
+    }
+
+    /// A `.taskContext` operation a timer starts on the real clock runs in a task of its own
+    /// (not on the timer's runner): the drain waits for that task too. The operation blocks
+    /// its thread for 200 ms, so a drain that did not wait would return before it wrote.
+    @Test func aDrainWaitsForATaskContextRunItsTimerStarted() async {
+        let registry = TempoRegistry(clock: ContinuousClock())
+        let store = Store()
+        registry.withCurrent {
+            delay(.milliseconds(50), by: .taskContext) {
+                usleep(200_000)
+                store.write("delay", 1)
+            }
+        }
+        let report = await registry.drain(within: .seconds(60))
+        store.markDrained()
+        #expect(report.isComplete, "\(report)")
+        #expect(store.writes["delay"] == [1])
+        #expect(store.late == 0)
     }
 }

@@ -19,7 +19,7 @@ import Testing
                 log.append("sync")
             }
             let drained = await clock.start { await registry.drain() }
-            while log.count < 2 { await Task.yield() }
+            try #require(await eventually(within: .seconds(30)) { log.count == 2 })
             #expect(log.all.sorted() == ["save started", "sync"])
             await clock.advance(by: .milliseconds(300))
             let report = try await drained.outcome()
@@ -127,7 +127,7 @@ import Testing
         }
     }
 
-    @Test func aThrottleCallDuringADrainRunsInsteadOfWaitingForTheWindow() async throws {
+    @Test func callsFromOutsideDuringADrainRunInsteadOfWaiting() async throws {
         let log = Log<String>()
         try await onManualClock { clock, registry in
             let gate = ManualClock()  // only slept on: holds the drain open
@@ -135,7 +135,8 @@ import Testing
                 try await gate.sleep(for: .seconds(1))
             }
             let drained = await clock.start { await registry.drain() }
-            while !registry.snapshot().isDraining { await Task.yield() }
+            // `start` returned: the drain has flushed and waits.
+            #expect(registry.snapshot().isDraining)
             for i in 1...3 {
                 throttle(.seconds(10), identifier: "t", by: .taskContext, option: .ensureLast) {
                     log.mark("t\(i)", registry)
@@ -145,6 +146,10 @@ import Testing
             // at once, and so runs too.
             #expect(log.all == ["t1@0", "t2@0", "t3@0"])
             #expect(registry.pendingThrottle(identifier: "t") == nil)
+            // A debounce call likewise: applied, and run at once rather than in 10 s.
+            debounce(.seconds(10), identifier: "d", by: .taskContext) { log.mark("d", registry) }
+            #expect(log.all == ["t1@0", "t2@0", "t3@0", "d@0"])
+            #expect(registry.pendingDebounce(identifier: "d") == nil)
             await gate.waitForSleepers()
             await gate.advance(by: .seconds(1))
             let drainedReport = try await drained.outcome()
@@ -158,7 +163,8 @@ import Testing
                 try await clock.sleep(for: .seconds(1))
             }
             let drained = await clock.start { await registry.drain() }
-            while !registry.snapshot().isDraining { await Task.yield() }
+            // `start` returned: the drain has flushed and waits.
+            #expect(registry.snapshot().isDraining)
             let snapshot = registry.snapshot()
             #expect(snapshot.runningOperations == 1)
             #expect(snapshot.description.hasPrefix("draining: 1 operation running"))
@@ -210,7 +216,8 @@ import Testing
         try await onManualClock { clock, registry in
             delay(.seconds(60), by: .taskContext) {}
             let drained = await clock.start { await registry.drain() }
-            while !registry.snapshot().isDraining { await Task.yield() }
+            // `start` returned: the drain has flushed and waits.
+            #expect(registry.snapshot().isDraining)
             drained.cancel()
             let report = try await drained.outcome()
             #expect(!report.isComplete)
@@ -236,7 +243,7 @@ import Testing
     @Test func runningWorkAndWaitingLimitsAreNotWaitedFor() async throws {
         try await onManualClock { clock, registry in
             let poller = `repeat`(every: .seconds(1), identifier: "poll", by: .taskContext) {}
-            while registry.snapshot().entries.isEmpty { await Task.yield() }
+            try #require(await eventually(within: .seconds(30)) { !registry.snapshot().isEmpty })
             let report = try await (await clock.start { await registry.drain() }).outcome()
             #expect(report.isComplete)
             #expect(report.snapshot.entries.map(\.kind) == [.repeat])
@@ -256,7 +263,8 @@ import Testing
                 }
                 served.append(value)
             }
-            while registry.pendingDebounce(identifier: "r") == nil { await Task.yield() }
+            // Applied when `start` returned.
+            #expect(registry.pendingDebounce(identifier: "r") != nil)
             let drained = await clock.start { await registry.drain() }
             await clock.advance(by: .milliseconds(100))
             let drainedReport = try await drained.outcome()
