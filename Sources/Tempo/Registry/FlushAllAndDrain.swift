@@ -107,8 +107,14 @@ extension TempoRegistry {
         let own = SettleToken.current.map { $0.work === work && !$0.isFinished ? 1 : 0 } ?? 0
         // The task's token on a manual clock: asleep on the clock while the drain waits.
         let caller = SettleToken.current(of: clock.host)
+        // Before the first flush: a call applied after it takes the shard's lock after the
+        // flush released it, and so sees the count (see `isDraining`).
+        drainCount.add(1, ordering: .sequentiallyConsistent)
         work.beginDrain()
-        defer { work.endDrain() }
+        defer {
+            work.endDrain()
+            drainCount.subtract(1, ordering: .sequentiallyConsistent)
+        }
         let timer = deadline.flatMap { deadline in
             deadline > startedAt
                 ? clock.startTimer(at: deadline) { [work] _ in
@@ -141,13 +147,18 @@ extension TempoRegistry {
         }
     }
 
-    /// Whether a drain is in progress: calls flush what they leave pending.
+    /// Whether a drain is in progress: calls flush what they leave pending. A call that reads
+    /// `false` was applied before the drain's first flush took its shard's lock, so that flush
+    /// finds its pending call; relaxed is enough, the lock orders the two.
     @inline(__always)
-    var isDraining: Bool { clock.work?.isDraining == true }
+    var isDraining: Bool { drainCount.load(ordering: .relaxed) != 0 }
 
     /// Something a drain waits for may have changed (a timer fired, an entry was cancelled).
     @inline(__always)
-    func pulseDrains() { clock.work?.pulseIfDraining() }
+    func pulseDrains() {
+        // After the change, under the shard's lock: a drain that missed it sees the count.
+        if drainCount.load(ordering: .sequentiallyConsistent) != 0 { clock.work?.pulse() }
+    }
 
     /// The debounce, throttle and delay entries with a call waiting, as the snapshot shows them.
     private func pendingEntries() -> [TempoSnapshot.Entry] {

@@ -50,6 +50,9 @@ public final class TempoRegistry: Sendable {
     /// `shards.count - 1`; the count is a power of two.
     let shardMask: Int
     let timerCount = Atomic<Int>(0)
+    /// Drains in progress (see ``drain(within:)``): read by every debounce and throttle call,
+    /// so kept here, where reading it costs a load and no reference count.
+    let drainCount = Atomic<Int>(0)
 
     /// A registry whose timing runs on `clock`.
     ///

@@ -35,10 +35,6 @@ final class LaunchedWork: Sendable {
     /// How many launched operations are still running.
     var runningCount: Int { running.load(ordering: .sequentiallyConsistent) }
 
-    /// Whether a drain is in progress.
-    @inline(__always)
-    var isDraining: Bool { drains.load(ordering: .relaxed) != 0 }
-
     func begin() {
         running.add(1, ordering: .sequentiallyConsistent)
     }
@@ -75,12 +71,6 @@ final class LaunchedWork: Sendable {
             sleeper.caller?.unpark()
             sleeper.continuation.resume()
         }
-    }
-
-    /// Pulses only while a drain is in progress: what the engine's timers and cancels call.
-    @inline(__always)
-    func pulseIfDraining() {
-        if drains.load(ordering: .sequentiallyConsistent) != 0 { pulse() }
     }
 
     /// Sleeps until the first pulse after `epoch`; returns at once if there was one already.
