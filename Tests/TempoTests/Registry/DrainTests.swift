@@ -274,12 +274,3 @@ import Testing
         }
     }
 }
-
-extension ManualClock.Started {
-    /// The started task's value. A drain that waits on work off the clock (a run on the main
-    /// actor, a task of the pool) gets a minute of real time: the parallel suite can keep the
-    /// pool and the actors busy for many seconds on two cores.
-    fileprivate func outcome() async throws -> Success {
-        try await value(timeLimit: .seconds(60))
-    }
-}

@@ -149,7 +149,7 @@ import Testing
             // Applied when `start` returned.
             #expect(registry.pendingDebounce(identifier: "r") != nil)
             registry.flushAll()
-            let value = try await started.value()
+            let value = try await started.outcome()
             #expect(value == 42)
             #expect(registry.now == .zero)
         }

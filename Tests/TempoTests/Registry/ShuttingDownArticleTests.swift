@@ -172,7 +172,7 @@ private final class ShutdownSignal: Sendable {
         registry.withCurrent { delay(.seconds(30), by: .taskContext) {} }
         let running = await clock.start { try await service.run() }
         running.cancel()
-        try await running.value()
+        try await running.outcome()
         #expect(reports.all.count == 1)
         #expect(reports.all.first?.isComplete == false)
         #expect(reports.all.first?.endedAt == .zero)
