@@ -224,7 +224,7 @@ extension TempoRegistry {
         slot.timer?.cancel()
         let outcome = slot.state.cancel(at: now)
         outcome.dropped?.discard()
-        outcome.due?.launch(clock)
+        if let due = outcome.due { firing { due.launch(clock) } }
         pulseDrains()
     }
 
@@ -249,7 +249,11 @@ extension TempoRegistry {
             }
         }
         timer?.cancel()
-        run?.launch(clock)
+        // Operations the registry starts see it as current, as a timer's do.
+        if let run { firing { run.launch(clock) } }
+        // Also when nothing was flushed: a call made during a drain flushes its group, and the
+        // drain must look again (a `.taskContext` run happens right here, uncounted).
+        pulseDrains()
     }
 
     /// When an entry's waiting call runs, if it has one.

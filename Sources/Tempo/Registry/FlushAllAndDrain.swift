@@ -33,7 +33,11 @@ extension TempoRegistry {
             }
         }
         for timer in flushed.timers { timer.cancel() }
-        for operation in flushed.runs { operation.launch(clock) }
+        // Operations the registry starts see it as current, as a timer's do.
+        firing { for operation in flushed.runs { operation.launch(clock) } }
+        // Only when something ran: a drain's own flush that ran nothing must not wake it, or it
+        // would look again for ever. (A `.taskContext` run happens right here, uncounted.)
+        if !flushed.runs.isEmpty { pulseDrains() }
     }
 
     /// What `flushAll()` collects under the locks and carries out after them.
@@ -73,10 +77,13 @@ extension TempoRegistry {
     /// replaces, keeps or drops what its mode says), and a call left pending runs at once, as
     /// if flushed: a call made during a drain is not lost, and the drain waits for it too.
     /// `delay` and `execute` calls keep their instants: the drain waits for them to run. Work
-    /// the registry does not launch is not waited for: `repeat`, `retry`, `timeout` and `time`
-    /// run in their callers' tasks, and callers waiting in a rate limit, a concurrency limit or
+    /// the registry does not launch is not waited for: `repeat`, `retry`, `timeout`, `time` and
+    /// `hedge` run in their callers' tasks, and callers waiting in a rate limit, a concurrency limit or
     /// a breaker are waiting in their own tasks (cancel those tasks to stop them); they show in
     /// the report's ``DrainReport/snapshot``.
+    ///
+    /// Operations a flush or a drain starts see this registry as ``TempoRegistry/current``, as
+    /// the operations its timers start do.
     ///
     /// A drain started from inside an operation of this registry waits for every other
     /// operation, not for the one it is called from (which would wait for itself). Two drains
@@ -132,13 +139,16 @@ extension TempoRegistry {
                 let now = clock.now()
                 if running == 0, pending.isEmpty {
                     return DrainReport(
-                        isComplete: true, runningOperations: 0, pending: [],
-                        snapshot: snapshot(), startedAt: startedAt, endedAt: now)
+                        isComplete: true, wasCancelled: false, runningOperations: 0,
+                        pending: [], snapshot: snapshotAfterDrain(), startedAt: startedAt,
+                        endedAt: now)
                 }
-                if Task.isCancelled || deadline.map({ now >= $0 }) == true {
+                let cancelled = Task.isCancelled
+                if cancelled || deadline.map({ now >= $0 }) == true {
                     return DrainReport(
-                        isComplete: false, runningOperations: running, pending: pending,
-                        snapshot: snapshot(), startedAt: startedAt, endedAt: now)
+                        isComplete: false, wasCancelled: cancelled, runningOperations: running,
+                        pending: pending, snapshot: snapshotAfterDrain(), startedAt: startedAt,
+                        endedAt: now)
                 }
                 await work.sleep(after: epoch, caller: caller)
             }
@@ -158,6 +168,15 @@ extension TempoRegistry {
     func pulseDrains() {
         // After the change, under the shard's lock: a drain that missed it sees the count.
         if drainCount.load(ordering: .sequentiallyConsistent) != 0 { clock.work?.pulse() }
+    }
+
+    /// The snapshot a drain reports: what is live as it returns, with `isDraining` saying
+    /// whether another drain is still in progress (this one is ending).
+    private func snapshotAfterDrain() -> TempoSnapshot {
+        let live = snapshot()
+        return TempoSnapshot(
+            now: live.now, entries: live.entries, runningOperations: live.runningOperations,
+            isDraining: drainCount.load(ordering: .sequentiallyConsistent) > 1)
     }
 
     /// The debounce, throttle and delay entries with a call waiting, as the snapshot shows them.
@@ -201,6 +220,14 @@ public struct DrainReport: Sendable, Hashable, CustomStringConvertible {
     /// let clean = await registry.drain().isComplete   // true: no limit, nothing left
     /// ```
     public let isComplete: Bool
+    /// Whether the drain ended because its task was cancelled (rather than complete, or at its
+    /// time limit).
+    ///
+    /// ```swift
+    /// let report = await registry.drain(within: .seconds(5))
+    /// if report.wasCancelled { print("shutdown abandoned") }
+    /// ```
+    public let wasCancelled: Bool
     /// How many operations the registry launched were still running when the drain returned
     /// (not counting the one it was called from, if any).
     ///
@@ -218,7 +245,7 @@ public struct DrainReport: Sendable, Hashable, CustomStringConvertible {
     /// ```
     public let pending: [TempoSnapshot.Entry]
     /// Everything live in the registry when the drain returned, running work and limits
-    /// included.
+    /// included; its `isDraining` says whether another drain was still in progress.
     ///
     /// ```swift
     /// let report = await registry.drain(within: .seconds(5))
@@ -251,7 +278,8 @@ public struct DrainReport: Sendable, Hashable, CustomStringConvertible {
         guard !isComplete else { return "drain complete after \(took)" }
         let running =
             runningOperations == 1 ? "1 operation" : "\(runningOperations) operations"
-        var lines = ["drain stopped after \(took): \(running) still running"]
+        let how = wasCancelled ? "drain cancelled" : "drain stopped at its time limit"
+        var lines = ["\(how) after \(took): \(running) still running"]
         if !pending.isEmpty {
             let listed = TempoSnapshot(now: endedAt, entries: pending).description
             lines += listed.split(separator: "\n").map(String.init)

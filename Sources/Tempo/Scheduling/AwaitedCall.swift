@@ -254,7 +254,7 @@ nonisolated(nonsending) private func runGranted<T: Sendable>(
                         } catch {
                             result = .failure(error)
                         }
-                        outcome.settle(result, token: clock.settleToken())
+                        outcome.settle(result, token: clock.launchToken())
                     }
                 }
                 if let latest { LatestRuns.end(latest) }

@@ -117,10 +117,17 @@ struct EngineClock: Sendable {
     /// clock, which launches nothing.
     let work: LaunchedWork?
 
-    /// Starts tracked work: counted in ``work``, and tracked by the clock when it is
-    /// deterministic.
+    /// Starts work a deterministic clock tracks (an advance waits for it); `nil` on an ordinary
+    /// clock. For the helpers' own work: a hedge's attempts, a repeat's ticks, a limiter's
+    /// waiters, a timeout's deadline.
     func settleToken() -> SettleToken? {
-        guard let work else { return nil }
+        host.map { SettleToken(host: $0) }
+    }
+
+    /// Starts an operation the engine launches: counted in ``work`` on every clock (what a
+    /// drain waits for), and tracked by the clock when it is deterministic.
+    func launchToken() -> SettleToken? {
+        guard let work else { return settleToken() }
         return SettleToken(host: host, work: work)
     }
 }

@@ -28,7 +28,7 @@ enum Operation: Sendable {
             // In the caller (a leading call) it runs right here. On a timer runner it gets a
             // task of its own, so a slow operation never holds up other timers.
             if onRunner {
-                let token = clock.settleToken()
+                let token = clock.launchToken()
                 Task {
                     operation()
                     token?.finish()
@@ -37,25 +37,25 @@ enum Operation: Sendable {
                 operation()
             }
         case .sync(let operation, .mainActor):
-            let token = clock.settleToken()
+            let token = clock.launchToken()
             Task { @MainActor in
                 operation()
                 token?.finish()
             }
         case .sync(let operation, .ownedActor):
-            let token = clock.settleToken()
+            let token = clock.launchToken()
             Task { @TempoActor in
                 await TempoActor.perform(operation, work: token)
                 token?.finish()
             }
         case .main(let operation):
-            let token = clock.settleToken()
+            let token = clock.launchToken()
             Task { @MainActor in
                 operation()
                 token?.finish()
             }
         case .ticket(let ticket):
-            ticket.grant(clock.settleToken())
+            ticket.grant(clock.launchToken())
         case .async(let operation):
             operation.launch(clock)
         }
@@ -115,7 +115,7 @@ final class AsyncOperation: Sendable {
     /// deterministic clock tracks it until it ends or parks in a sleep on that clock.
     @discardableResult
     func launch(_ clock: EngineClock) -> Task<Void, Never> {
-        let token = clock.settleToken()
+        let token = clock.launchToken()
         return Task { [operation, actorType, onError] in
             // Bound out here: a closure handed to `withValue` inside `run` would leave the actor.
             await TimerDriver.$isRunner.withValue(false) {

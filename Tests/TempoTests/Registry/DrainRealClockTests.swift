@@ -90,6 +90,33 @@ import Testing
         withExtendedLifetime(scoped) {}
     }
 
+    /// A drain racing a `.taskContext` call from another task: the call may enter its group
+    /// after the drain's flush and before its look, and then run in the caller when it flushes
+    /// its group itself (a drain is in progress), uncounted. That flush wakes the drain, which
+    /// looks again and returns. (Before it did, about one round in a few thousand never
+    /// returned.)
+    @Test func aDrainRacingATaskContextCallFromAnotherTaskReturns() async {
+        for round in 0..<4_000 {
+            let registry = TempoRegistry(clock: ContinuousClock())
+            let done = Log<Bool>()
+            let drain = Task {
+                await registry.drain()
+                done.append(true)
+            }
+            await Task {
+                registry.withCurrent {
+                    debounce(.milliseconds(1), identifier: "k", by: .taskContext) {}
+                }
+            }.value
+            let returned = await eventually(within: .seconds(10)) { done.count == 1 }
+            if !returned {
+                Issue.record("round \(round): the drain never returned: \(registry.snapshot())")
+                drain.cancel()
+                return
+            }
+        }
+    }
+
     /// A `.taskContext` operation a timer starts on the real clock runs in a task of its own
     /// (not on the timer's runner): the drain waits for that task too. The operation blocks
     /// its thread for 200 ms, so a drain that did not wait would return before it wrote.

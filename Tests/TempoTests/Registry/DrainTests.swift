@@ -72,7 +72,8 @@ import Testing
             #expect(report.runningOperations == 1)
             #expect(report.pending.map(\.kind) == [.delay])
             #expect(report.endedAt == .seconds(5))
-            let expected = "drain stopped after 5.000 s: 1 operation still running\ndelay"
+            let expected =
+                "drain stopped at its time limit after 5.000 s: 1 operation still running\ndelay"
             #expect("\(report)".hasPrefix(expected))
             // Nothing was cancelled: the delay still runs at its time.
             await clock.advance(by: .seconds(25))
@@ -212,6 +213,65 @@ import Testing
         }
     }
 
+    @Test func aRunningRepeatIterationIsNotWaitedFor() async throws {
+        try await onManualClock { clock, registry in
+            let loop = `repeat`(every: .seconds(1), by: .taskContext) {
+                try await clock.sleep(for: .seconds(100))
+            }
+            await clock.advance(by: .seconds(1))  // the iteration runs, asleep on the clock
+            #expect(registry.snapshot().runningOperations == 0)
+            let report = try await (await clock.start { await registry.drain() }).outcome()
+            #expect(report.isComplete)
+            #expect(report.snapshot.entries.map(\.kind) == [.repeat])
+            loop.cancel()
+        }
+    }
+
+    @Test func aRunningTimeoutIsNotWaitedFor() async throws {
+        try await onManualClock { clock, registry in
+            let call = await clock.start {
+                _ = try await timeout(.seconds(100)) { try await clock.sleep(for: .seconds(99)) }
+            }
+            #expect(registry.snapshot().runningOperations == 0)
+            let report = try await (await clock.start { await registry.drain() }).outcome()
+            #expect(report.isComplete)
+            #expect(report.snapshot.entries.map(\.kind) == [.timeout])
+            call.cancel()
+        }
+    }
+
+    @Test func flushedOperationsSeeTheRegistryThatRanThemAsCurrent() async {
+        let clock = ManualClock()
+        let registry = TempoRegistry(clock: clock)
+        let seen = Log<Bool>()
+        registry.withCurrent {
+            for name in ["a", "b", "c"] {
+                debounce(.seconds(1), identifier: name, by: .taskContext) {
+                    seen.append(TempoRegistry.current === registry)
+                }
+            }
+        }
+        // Outside the scope: what the registry starts still sees it, as its timers' runs do.
+        registry.flushDebounce(identifier: "a")
+        registry.flushAll()
+        registry.withCurrent {
+            debounce(.seconds(1), identifier: "c", by: .taskContext) {
+                seen.append(TempoRegistry.current === registry)
+            }
+        }
+        let report = await registry.drain()
+        #expect(report.isComplete)
+        #expect(seen.all == [true, true, true, true])
+    }
+
+    @Test func aCompleteReportsSnapshotIsNotDraining() async {
+        await onManualClock { clock, registry in
+            let report = await registry.drain()
+            #expect(!report.snapshot.isDraining)
+            #expect(!report.wasCancelled)
+        }
+    }
+
     @Test func cancellingTheDrainEndsItWithAnIncompleteReport() async throws {
         try await onManualClock { clock, registry in
             delay(.seconds(60), by: .taskContext) {}
@@ -221,6 +281,9 @@ import Testing
             drained.cancel()
             let report = try await drained.outcome()
             #expect(!report.isComplete)
+            #expect(report.wasCancelled)
+            #expect(
+                "\(report)".hasPrefix("drain cancelled after 0.000 ms: 0 operations still running"))
             #expect(report.pending.count == 1)
             #expect(!registry.snapshot().isDraining)
         }
