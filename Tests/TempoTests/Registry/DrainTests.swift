@@ -264,6 +264,20 @@ import Testing
         #expect(seen.all == [true, true, true, true])
     }
 
+    @Test func cancellingTheTaskOfAPendingDelayWakesTheDrain() async throws {
+        try await onManualClock { clock, registry in
+            let reminder = delay(.seconds(60), by: .taskContext) { () async throws in }
+            let drained = await clock.start { await registry.drain() }
+            #expect(registry.snapshot().isDraining)
+            // Withdrawn: the drain has nothing left to wait for, and returns without the clock
+            // moving.
+            reminder.cancel()
+            let report = try await drained.outcome()
+            #expect(report.isComplete)
+            #expect(report.endedAt == .zero)
+        }
+    }
+
     @Test func aCompleteReportsSnapshotIsNotDraining() async {
         await onManualClock { clock, registry in
             let report = await registry.drain()
