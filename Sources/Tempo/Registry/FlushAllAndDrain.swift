@@ -179,26 +179,17 @@ extension TempoRegistry {
             isDraining: drainCount.load(ordering: .sequentiallyConsistent) > 1)
     }
 
-    /// The debounce, throttle and delay entries with a call waiting, as the snapshot shows them.
+    /// The debounce, throttle and delay entries with a call waiting, as ``snapshot()`` shows
+    /// them (and sorts them).
     private func pendingEntries() -> [TempoSnapshot.Entry] {
-        var entries: [TempoSnapshot.Entry] = []
-        let now = clock.now()
-        func add<Entry: RegistryEntry>(_: Entry.Type, from tables: inout Tables) {
-            Entry.access(&tables) { table, _ in
-                for (key, slot) in table where slot.state.pendingDeadline != nil {
-                    entries.append(slot.state.snapshotEntry(key: key, now: now))
-                }
+        snapshot().entries.filter { entry in
+            switch entry.state {
+            case .debounce(let runsAt, _): runsAt != nil
+            case .throttle(_, let trailingPending): trailingPending
+            case .delay: true
+            default: false
             }
         }
-        for shard in shards {
-            shard.tables.withLock { tables in
-                add(DebounceState<Operation>.self, from: &tables)
-                add(ThrottleState<Operation>.self, from: &tables)
-                add(DelayState.self, from: &tables)
-            }
-        }
-        entries.sort { ($0.kind.rawValue, $0.key) < ($1.kind.rawValue, $1.key) }
-        return entries
     }
 }
 
