@@ -58,7 +58,8 @@
 ///
 /// - Parameters:
 ///   - policy: When the breaker opens, for how long, and how it tries again.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
 ///     that groups calls when `identifier` is `nil`.
 ///   - line: The caller's line, filled in for you.

@@ -19,7 +19,8 @@
 ///
 /// - Parameters:
 ///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - actorType: Where the operation runs.
 ///   - option: Trailing only (`.default`), leading and trailing (`.runFirst`) or leading only
 ///     (`.leading`).
@@ -62,7 +63,8 @@ public func debounce(
 ///
 /// - Parameters:
 ///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - option: Trailing only (`.default`), leading and trailing (`.runFirst`) or leading only
 ///     (`.leading`).
 ///   - maxWait: The longest a burst waits for a run: counted from its first call, then from
@@ -104,7 +106,8 @@ public func debounce(
 ///
 /// - Parameters:
 ///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - actorType: Where the operation is called and `onError` runs. Defaults to the main
 ///     actor. The operation's type here is a plain `@Sendable () async throws -> Void`, so
 ///     unless it is isolated itself (a `@MainActor` function) its body runs on the generic
@@ -160,7 +163,8 @@ public func debounce(
 ///
 /// - Parameters:
 ///   - duration: The window length. Defaults to 1 second.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - actorType: Where the operation runs.
 ///   - option: Leading only (`.default`), leading and trailing (`.ensureLast`) or trailing
 ///     only (`.trailing`).
@@ -200,7 +204,8 @@ public func throttle(
 ///
 /// - Parameters:
 ///   - duration: The window length. Defaults to 1 second.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - option: Leading only (`.default`), leading and trailing (`.ensureLast`) or trailing
 ///     only (`.trailing`).
 ///   - fileID: The file ID of the call site the wrapper forwards: with `line` and `column`,
@@ -239,7 +244,8 @@ public func throttle(
 ///
 /// - Parameters:
 ///   - duration: The window length. Defaults to 1 second.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - actorType: Where the operation is called and `onError` runs. Defaults to the main
 ///     actor. The operation's type here is a plain `@Sendable () async throws -> Void`, so
 ///     unless it is isolated itself (a `@MainActor` function) its body runs on the generic

@@ -111,7 +111,8 @@ public enum ConcurrencyLimitError: Error, Equatable, Hashable, Sendable {
 ///     to no bound; negative throws ``ConcurrencyLimitError/invalidQueueLimit(_:)``.
 ///   - queueTimeout: The longest a call waits for a slot; `nil` (the default): as long as it
 ///     takes; zero or less: not at all.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
 ///     that groups calls when `identifier` is `nil`.
 ///   - line: The caller's line, filled in for you.

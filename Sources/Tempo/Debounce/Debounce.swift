@@ -34,7 +34,8 @@
 ///
 /// - Parameters:
 ///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - actorType: Where the operation runs. Leave the argument out to run on the main actor:
 ///     the call then goes to the main-actor overload, whose closure may also touch main-actor
 ///     state (so `debounce { self.label.text = text }` compiles in a `@MainActor` type).
@@ -76,7 +77,8 @@ public func debounce(
 ///
 /// - Parameters:
 ///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - option: Trailing only (`.default`), leading and trailing (`.runFirst`) or leading only
 ///     (`.leading`).
 ///   - maxWait: The longest a burst waits for a run: counted from its first call, then from
@@ -131,7 +133,8 @@ public func debounce(
 ///
 /// - Parameters:
 ///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - actorType: Where the operation runs, isolated to that actor across its `await`s.
 ///     Defaults to the main actor.
 ///   - option: Trailing only (`.default`), leading and trailing (`.runFirst`) or leading only

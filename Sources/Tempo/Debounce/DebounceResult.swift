@@ -55,7 +55,8 @@
 ///
 /// - Parameters:
 ///   - duration: The quiet time that must pass after the latest call. Defaults to 1 second.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - actorType: Where the operation runs. Defaults to the main actor.
 ///   - option: Trailing only (`.default`), leading and trailing (`.runFirst`) or leading only
 ///     (`.leading`).

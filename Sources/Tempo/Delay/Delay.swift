@@ -7,6 +7,16 @@
 /// delay(.seconds(2), by: .ownedActor) { cache.trim() }
 /// ```
 ///
+/// This form returns nothing, and it is the one a closure that neither awaits nor throws
+/// picks, so `let undo = delay(…, by: .taskContext) { print("x") }` gives `undo` the type
+/// `()`. For a task to cancel, mark the closure asynchronous, which picks
+/// ``delay(_:by:onError:fileID:line:column:operation:)``:
+///
+/// ```swift
+/// let undo = delay(.seconds(5), by: .taskContext) { () async in print("sent") }
+/// undo.cancel()   // never prints
+/// ```
+///
 /// - Parameters:
 ///   - duration: How long to wait. Defaults to 1 second.
 ///   - actorType: Where the operation runs.
@@ -33,6 +43,9 @@ public func delay(
 /// delay(.seconds(3)) { banner.isHidden = true }
 /// ```
 ///
+/// This form returns nothing. For a task to cancel, call
+/// ``delay(_:by:onError:fileID:line:column:operation:)`` with an asynchronous closure.
+///
 /// - Parameters:
 ///   - duration: How long to wait. Defaults to 1 second.
 ///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
@@ -52,6 +65,9 @@ public func delay(
 }
 
 /// Runs an asynchronous, throwing operation once `duration` has passed, and returns its task.
+///
+/// A closure that awaits or throws picks this form; one that does neither picks a synchronous
+/// form, which returns nothing, unless it is marked `() async in`.
 ///
 /// Cancelling the task before the operation starts means it never runs. Errors go to
 /// `onError`. Zero or less runs it at once. The operation runs isolated to `actorType`,

@@ -12,10 +12,14 @@
 /// awaits them, and throws `CancellationError`.
 ///
 /// `operation` is told its attempt number, 1 for the first. Attempts run in child tasks of the
-/// caller's task, concurrently; the delay is a timer on the current registry's clock, so a
-/// ``TempoTesting/ManualClock`` drives it. The call appears in ``TempoRegistry/snapshot()``
-/// under its call site or `identifier`, with the attempts started, those in flight and when
-/// the next hedge is due (``TempoSnapshot/State/hedge(attemptsStarted:inFlight:nextHedgeAt:)``).
+/// caller's task, concurrently, on the caller's actor, as `retry`'s attempts do: written in
+/// main-actor code they are isolated to the main actor (and take turns on it at their
+/// `await`s), inside an actor's method they are isolated to that actor when they use `self`,
+/// and in code isolated to no actor they run on the global executor. The delay is a timer on
+/// the current registry's clock, so a ``TempoTesting/ManualClock`` drives it. The call appears
+/// in ``TempoRegistry/snapshot()`` under its call site or `identifier`, with the attempts
+/// started, those in flight and when the next hedge is due
+/// (``TempoSnapshot/State/hedge(attemptsStarted:inFlight:nextHedgeAt:)``).
 /// Called inside an operation that a manual clock's timer started, the caller counts as asleep
 /// on that clock while it waits for its attempts, so an advance fires the hedge timer.
 ///
@@ -44,7 +48,8 @@
 ///     under which ``TempoRegistry/snapshot()`` lists the call when `identifier` is `nil`.
 ///   - line: The caller's line, filled in for you.
 ///   - column: The caller's column, filled in for you.
-///   - operation: One attempt; it receives the attempt number, starting at 1.
+///   - operation: One attempt, on the caller's actor (see above); it receives the attempt
+///     number, starting at 1.
 /// - Returns: The value of the first attempt that succeeds.
 /// - Throws: ``HedgingError/allAttemptsFailed(_:)`` when every attempt failed;
 ///   `CancellationError` when the caller is cancelled; ``HedgingError/invalidAttemptCount(_:)``
@@ -56,7 +61,7 @@ public func hedge<Value: Sendable>(
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    operation: @escaping @Sendable (_ attempt: Int) async throws -> Value
+    @_inheritActorContext operation: @escaping @Sendable (_ attempt: Int) async throws -> Value
 ) async throws -> Value {
     guard (1...1_000).contains(maxAttempts) else {
         throw HedgingError.invalidAttemptCount(maxAttempts)

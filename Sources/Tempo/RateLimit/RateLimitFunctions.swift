@@ -51,7 +51,8 @@
 ///   - limit: The permits per interval and the burst.
 ///   - weight: How many permits this call takes. Defaults to 1.
 ///   - policy: Wait (at most how long) or reject when no permit is free.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
 ///     that groups calls when `identifier` is `nil`.
 ///   - line: The caller's line, filled in for you.
@@ -154,7 +155,8 @@ nonisolated(nonsending) func rateLimitAfterWaiting<Value>(
 ///   - limit: The permits per interval and the burst.
 ///   - weight: How many permits this call takes. Defaults to 1.
 ///   - policy: Wait (at most how long) or reject when no permit is free.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
 ///     that groups calls when `identifier` is `nil`.
 ///   - line: The caller's line, filled in for you.
@@ -200,7 +202,8 @@ public nonisolated(nonsending) func rateLimit(
 /// - Parameters:
 ///   - limit: The permits per interval and the burst.
 ///   - weight: How many permits this call takes. Defaults to 1; zero or less takes nothing.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
 ///     that groups calls when `identifier` is `nil`.
 ///   - line: The caller's line, filled in for you.

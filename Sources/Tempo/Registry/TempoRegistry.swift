@@ -172,12 +172,33 @@ public final class TempoRegistry: Sendable {
     ///   - isolation: The actor `body` runs on: the caller's, filled in for you.
     ///   - body: The code that sees this registry as ``current``.
     /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws; this method throws nothing of its own.
-    public func withCurrent<R>(
+    /// The error keeps its type. Swift infers `any Error` for a closure that throws unless the
+    /// closure says otherwise, so name the type to keep it:
+    ///
+    /// ```swift
+    /// do {
+    ///     try await registry.withCurrent { () async throws(RateLimitError) in
+    ///         try takeRatePermit(RateLimit(10, per: .seconds(1)), identifier: "api")
+    ///     }
+    /// } catch {
+    ///     print(error.retryAfter ?? .zero)   // error is a RateLimitError
+    /// }
+    /// ```
+    ///
+    /// - Throws: What `body` throws, with its type; this method throws nothing of its own.
+    public func withCurrent<R, Failure: Error>(
         isolation: isolated (any Actor)? = #isolation,
-        _ body: () async throws -> R
-    ) async rethrows -> R {
-        try await Self.$scoped.withValue(Binding(self), operation: body, isolation: isolation)
+        _ body: () async throws(Failure) -> R
+    ) async throws(Failure) -> R {
+        // The task-local scope rethrows untyped errors: the result crosses it as a value.
+        let result = await Self.$scoped.withValue(
+            Binding(self),
+            operation: { () async -> Result<R, Failure> in
+                do throws(Failure) { return .success(try await body()) } catch {
+                    return .failure(error)
+                }
+            }, isolation: isolation)
+        return try result.get()
     }
 
     /// Synchronous form of ``withCurrent(isolation:_:)-(_,()->R)``: runs `body` at once with
@@ -193,9 +214,13 @@ public final class TempoRegistry: Sendable {
     ///
     /// - Parameter body: The code that sees this registry as ``current``.
     /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws; this method throws nothing of its own.
-    public func withCurrent<R>(_ body: () throws -> R) rethrows -> R {
-        try Self.$scoped.withValue(Binding(self), operation: body)
+    /// - Throws: What `body` throws, with its type; this method throws nothing of its own.
+    public func withCurrent<R, Failure: Error>(_ body: () throws(Failure) -> R) throws(Failure) -> R
+    {
+        let result = Self.$scoped.withValue(Binding(self)) { () -> Result<R, Failure> in
+            do throws(Failure) { return .success(try body()) } catch { return .failure(error) }
+        }
+        return try result.get()
     }
 
     /// Runs a timer's callback with this registry current, so the operations it starts (and

@@ -23,7 +23,8 @@
 ///
 /// - Parameters:
 ///   - duration: The window length. Defaults to 1 second.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - actorType: Where the operation runs. Leave the argument out to run on the main actor:
 ///     the call then goes to the main-actor overload, whose closure may also touch main-actor
 ///     state (so `throttle { self.label.text = text }` compiles in a `@MainActor` type).
@@ -62,7 +63,8 @@ public func throttle(
 ///
 /// - Parameters:
 ///   - duration: The window length. Defaults to 1 second.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - option: Leading only (`.default`), leading and trailing (`.ensureLast`) or trailing
 ///     only (`.trailing`).
 ///   - fileID: The caller's file, filled in for you: with `line` and `column`, the call site
@@ -115,7 +117,8 @@ public func throttle(
 ///
 /// - Parameters:
 ///   - duration: The window length. Defaults to 1 second.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - actorType: Where the operation runs, isolated to that actor across its `await`s.
 ///     Defaults to the main actor.
 ///   - option: Leading only (`.default`), leading and trailing (`.ensureLast`) or trailing

@@ -39,7 +39,8 @@
 ///
 /// - Parameters:
 ///   - duration: The window length. Defaults to 1 second.
-///   - identifier: Groups calls from any call site; `nil` groups by call site.
+///   - identifier: Groups calls from any call site under this name (`""` too is a name);
+///     `nil` groups by call site.
 ///   - actorType: Where the operation runs. Defaults to the main actor.
 ///   - option: Leading only (`.default`), leading and trailing (`.ensureLast`) or trailing
 ///     only (`.trailing`).

@@ -27,6 +27,21 @@ public enum TimeoutError: Error, Equatable, Hashable, Sendable {
 /// operation. Cancelling the caller throws `CancellationError`. Any duration is safe:
 /// `.seconds(Int64.max)` waits until the operation finishes or the caller is cancelled.
 ///
+/// The operation runs in a child task, so that it can be cancelled at the deadline while the
+/// caller goes on. It runs on the caller's actor, as `retry`'s attempts do: written in
+/// main-actor code it is isolated to the main actor and may update its state, and inside an
+/// actor's method it is isolated to that actor when it uses `self`. Written in code isolated
+/// to no actor, it runs on the global executor.
+///
+/// ```swift
+/// @MainActor final class ReportModel {
+///     var attempts = 0
+///     func refresh() async throws {
+///         try await timeout(.seconds(1)) { self.attempts += 1 }
+///     }
+/// }
+/// ```
+///
 /// The timeout appears in ``TempoRegistry/snapshot()`` under its call site, with its deadline,
 /// while it runs.
 ///
@@ -55,7 +70,8 @@ public enum TimeoutError: Error, Equatable, Hashable, Sendable {
 ///     under which ``TempoRegistry/snapshot()`` lists the timeout.
 ///   - line: The caller's line, filled in for you.
 ///   - column: The caller's column, filled in for you.
-///   - operation: The work to race against the clock, in a child task.
+///   - operation: The work to race against the clock, in a child task, on the caller's actor
+///     (see above).
 /// - Returns: The operation's value, when it finishes first.
 /// - Throws: ``TimeoutError/timedOut(_:)`` carrying `duration` when the time runs out first
 ///   (at once for zero or less); the operation's own error when it fails first;
@@ -66,7 +82,7 @@ public func timeout<Value: Sendable>(
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    operation: @escaping @Sendable () async throws -> Value
+    @_inheritActorContext operation: @escaping @Sendable () async throws -> Value
 ) async throws -> Value {
     let clock = HelperClock(clock)
     return try await runTimeout(
@@ -94,7 +110,8 @@ public func timeout<Value: Sendable>(
 ///     under which ``TempoRegistry/snapshot()`` lists the timeout.
 ///   - line: The caller's line, filled in for you.
 ///   - column: The caller's column, filled in for you.
-///   - operation: The work to race against the clock, in a child task.
+///   - operation: The work to race against the clock, in a child task, on the caller's actor
+///     (see above).
 /// - Returns: The operation's value, when it finishes first.
 /// - Throws: ``TimeoutError/timedOut(_:)`` carrying the time from the call to `deadline` when
 ///   the deadline comes first (at once when it has already passed); the operation's own error
@@ -105,7 +122,7 @@ public func timeout<C: Clock, Value: Sendable>(
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    operation: @escaping @Sendable () async throws -> Value
+    @_inheritActorContext operation: @escaping @Sendable () async throws -> Value
 ) async throws -> Value where C.Duration == Duration {
     let helper = HelperClock(clock)
     // The engine clock's origin is `clock.now` read just now, so this offset is the time left.
