@@ -13,7 +13,8 @@ that scroll or are clipped (on a phone, where every code block scrolls, tables o
 figure's drawn size against its natural size (a figure drawn smaller than it was made has
 smaller text than it was made with).
 
-  scripts/docs-screenshots.py                 build, serve, shoot every page of PAGES
+  scripts/docs-screenshots.py                 build, serve, shoot every article and the
+                                              reference pages of REFERENCE
   scripts/docs-screenshots.py --no-build      shoot the archive already built
   scripts/docs-screenshots.py debounce retry  only pages whose path contains these words
 
@@ -41,27 +42,60 @@ ROOT = Path(__file__).resolve().parent.parent
 ARCHIVE = ROOT / ".build" / "docs" / "Tempo.doccarchive"
 OUTPUT = ROOT / ".build" / "docs" / "screenshots"
 
-# The pages to look at, by their path under /documentation/.
-PAGES = [
-    "tempo",
-    "tempo/gettingstarted",
-    "tempo/debounce",
-    "tempo/throttle",
-    "tempo/repeat",
-    "tempo/retry",
-    "tempo/timeout",
-    "tempo/time",
-    "tempo/testingwithmanualclock",
-    "tempo/performance",
-    "tempo/guarantees",
-    "tempo/migratingfromthrottler",
-    "tempo/temporegistry",
-    "tempotesting",
-    "tempotesting/manualclock",
-    "tempo/buildingasearchviewmodel",
-    "tempo/ratelimiting",
-    "tempo/concurrencylimit",
+# The pages to look at: every article of the catalog (found in Docs/Tempo.docc, so a new one is
+# never missed), and the reference pages below, at least one per helper. A reference page is
+# named by the title it shows, not by its path: overloads of one name share a path up to a hash
+# that changes with their signatures, so the path is looked up in the archive.
+CATALOG = ROOT / "Docs" / "Tempo.docc"
+REFERENCE = [
+    ("tempo", "debounce(_:identifier:option:maxWait:operation:)"),
+    ("tempo", "debounce, forwarding a call site, on the main actor"),
+    ("tempo", "debounceResult(_:identifier:by:option:maxWait:latestWins:fileID:line:column:operation:)"),
+    ("tempo", "throttle(_:identifier:option:operation:)"),
+    ("tempo", "delay(_:by:onError:fileID:line:column:operation:)"),
+    ("tempo", "execute(with:on:fileID:line:column:operation:)"),
+    ("tempo", "sleep(_:)"),
+    ("tempo", "repeat(every:mode:times:startingImmediately:identifier:by:onError:afterError:clock:"
+              "fileID:line:column:operation:)"),
+    ("tempo", "timeout(_:clock:fileID:line:column:operation:)"),
+    ("tempo", "time(_:style:report:clock:isolation:fileID:line:column:operation:)"),
+    ("tempo", "retry(_:every:budget:timeBudget:clock:isolation:fileID:line:column:operation:)"),
+    ("tempo", "hedge(maxAttempts:after:identifier:fileID:line:column:operation:)"),
+    ("tempo", "HedgingError"),
+    ("tempo", "rateLimit(_:weight:whenLimited:identifier:fileID:line:column:operation:)"),
+    ("tempo", "concurrencyLimit(_:queue:queueTimeout:identifier:fileID:line:column:operation:)"),
+    ("tempo", "circuitBreaker(_:identifier:fileID:line:column:operation:)"),
+    ("tempo", "RetryBudget"),
+    ("tempo", "Debouncer"),
+    ("tempo", "Throttler"),
+    ("tempo", "TempoRegistry"),
+    ("tempo", "DrainReport"),
+    ("tempotesting", "ManualClock"),
 ]
+
+
+def article_pages() -> list[str]:
+    """Every article's path: the two module pages, then the articles in name order."""
+    pages = ["tempo", "tempotesting"]
+    for article in sorted(CATALOG.glob("*.md")):
+        if article.stem not in ("Tempo", "TempoTesting"):
+            pages.append("tempo/" + article.stem.lower())
+    return pages
+
+
+def reference_pages() -> list[str]:
+    """The paths of the REFERENCE pages in the built archive; exits naming any not found."""
+    titles: dict[tuple[str, str], str] = {}
+    for module in {module for module, _ in REFERENCE}:
+        for page in (ARCHIVE / "data" / "documentation" / module).glob("*.json"):
+            title = json.loads(page.read_text())["metadata"].get("title", "")
+            titles[(module, title)] = f"{module}/{page.stem}"
+    missing = [title for key in REFERENCE if key not in titles for title in [key[1]]]
+    if missing:
+        sys.exit("reference pages not in the archive: " + "; ".join(missing))
+    return [titles[key] for key in REFERENCE]
+
+
 # (name, CSS width, device scale factor, mobile)
 WIDTHS = [("1400", 1400, 1, False), ("400", 400, 2, True)]
 APPEARANCES = ["light", "dark"]
@@ -242,7 +276,8 @@ def main() -> int:
         subprocess.run([str(ROOT / "scripts" / "build-docs.sh")], check=True)
     if not (ARCHIVE / "index.html").exists():
         sys.exit(f"no archive at {ARCHIVE}: run scripts/build-docs.sh")
-    pages = [p for p in PAGES if not args.pages or any(word in p for word in args.pages)]
+    every = article_pages() + reference_pages()
+    pages = [p for p in every if not args.pages or any(word in p for word in args.pages)]
     appearances = APPEARANCES[:1] if args.light_only else APPEARANCES
 
     OUTPUT.mkdir(parents=True, exist_ok=True)

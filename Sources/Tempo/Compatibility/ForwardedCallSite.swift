@@ -3,8 +3,8 @@
 // forwards it compiles against Tempo too. Calls that leave `fileID` out use the `StaticString`
 // forms, whose call-site key is hashed and compared without building a string.
 
-/// Debounces `operation`, grouped by a call site whose file ID a wrapper forwards as a `String`;
-/// otherwise as
+/// For wrapper authors: debounces `operation` under the call site a wrapper forwards, its file
+/// ID as a `String`. Everything else is as in
 /// ``debounce(_:identifier:by:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,_,StaticString,_,_,()->Void)``.
 ///
 /// ```swift
@@ -48,8 +48,8 @@ public func debounce(
         maxWait: maxWait, operation: .sync(operation, actorType))
 }
 
-/// Debounces a main-actor operation, grouped by a call site whose file ID a wrapper forwards
-/// as a `String`; otherwise as
+/// For wrapper authors: debounces a main-actor operation under the call site a wrapper
+/// forwards, its file ID as a `String`. Everything else is as in
 /// ``debounce(_:identifier:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,StaticString,_,_,_)``.
 ///
 /// ```swift
@@ -90,8 +90,8 @@ public func debounce(
         maxWait: maxWait, operation: .main(operation))
 }
 
-/// Debounces an asynchronous, throwing operation, grouped by a call site whose file ID a
-/// wrapper forwards as a `String`; otherwise as
+/// For wrapper authors: debounces an asynchronous, throwing operation under the call site a
+/// wrapper forwards, its file ID as a `String`. Everything else is as in
 /// ``debounce(_:identifier:by:option:maxWait:fileID:line:column:onError:operation:)-(_,_,_,_,_,StaticString,_,_,_,_)``.
 ///
 /// ```swift
@@ -147,8 +147,8 @@ public func debounce(
     ) ?? appliedCallTask
 }
 
-/// Throttles `operation`, grouped by a call site whose file ID a wrapper forwards as a `String`;
-/// otherwise as
+/// For wrapper authors: throttles `operation` under the call site a wrapper forwards, its file
+/// ID as a `String`. Everything else is as in
 /// ``throttle(_:identifier:by:option:fileID:line:column:operation:)-(_,_,_,_,StaticString,_,_,()->Void)``.
 ///
 /// ```swift
@@ -189,8 +189,8 @@ public func throttle(
         operation: .sync(operation, actorType))
 }
 
-/// Throttles a main-actor operation, grouped by a call site whose file ID a wrapper forwards
-/// as a `String`; otherwise as
+/// For wrapper authors: throttles a main-actor operation under the call site a wrapper
+/// forwards, its file ID as a `String`. Everything else is as in
 /// ``throttle(_:identifier:option:fileID:line:column:operation:)-(_,_,_,StaticString,_,_,_)``.
 ///
 /// ```swift
@@ -228,8 +228,8 @@ public func throttle(
         operation: .main(operation))
 }
 
-/// Throttles an asynchronous, throwing operation, grouped by a call site whose file ID a
-/// wrapper forwards as a `String`; otherwise as
+/// For wrapper authors: throttles an asynchronous, throwing operation under the call site a
+/// wrapper forwards, its file ID as a `String`. Everything else is as in
 /// ``throttle(_:identifier:by:option:fileID:line:column:onError:operation:)-(_,_,_,_,StaticString,_,_,_,_)``.
 ///
 /// ```swift

@@ -66,8 +66,24 @@ public func debounce(
     }
 }
 
-/// Debounces a main-actor operation; otherwise as
-/// ``debounce(_:identifier:by:option:maxWait:fileID:line:column:operation:)-(_,_,_,_,_,StaticString,_,_,()->Void)``.
+/// Runs a main-actor operation once calls of its group stop coming for `duration`.
+///
+/// This is the form main-actor code calls: without a `by:` argument the closure is
+/// `@MainActor`, so it may update the interface and the view model's state.
+///
+/// Calls are grouped by `identifier`, or, without one, by the call site (`fileID:line:column`).
+/// With ``DebounceOptions/default`` every call restarts the quiet window and only the latest
+/// call of a burst runs, `duration` after it. With ``DebounceOptions/runFirst`` a call that
+/// finds the group idle also runs at once. With ``DebounceOptions/leading`` only the first call
+/// of a burst runs, at once, and every call pushes the end of the burst out (a double-submit
+/// guard). An operation already running is never cancelled by a newer call. A `duration` of
+/// zero or less runs the operation at once, on the main actor's next turn.
+///
+/// `maxWait` bounds the trailing modes: a burst that never pauses still runs its latest call
+/// no later than `maxWait` after the burst's first call, and then after each run. Control a
+/// group by its identifier with ``cancelDebounce(identifier:)``,
+/// ``flushDebounce(identifier:)`` and ``pendingDebounce(identifier:)``. The call is applied
+/// before this function returns, in the order calls are made; it creates no `Task`.
 ///
 /// ```swift
 /// @MainActor func textChanged() {

@@ -13,7 +13,7 @@ import Synchronization
 /// each of them needs.
 ///
 /// The free functions use ``current``: ``shared`` (on `ContinuousClock`) unless a scope made
-/// another registry current with ``withCurrent(isolation:_:)-(_,()->R)``. A registry built on a
+/// another registry current with ``withCurrent(isolation:_:)``. A registry built on a
 /// `TempoTesting.ManualClock` lets tests drive that code without sleeping:
 ///
 /// ```swift
@@ -57,7 +57,7 @@ public final class TempoRegistry: Sendable {
     /// A registry whose timing runs on `clock`.
     ///
     /// The new registry is not current anywhere yet: make it current with
-    /// ``withCurrent(isolation:_:)-(_,()->R)``, or hand it to a ``Debouncer`` or ``Throttler``
+    /// ``withCurrent(isolation:_:)``, or hand it to a ``Debouncer`` or ``Throttler``
     /// as their `registry:`. On a `TempoTesting.ManualClock` its timers fire only when the test
     /// advances the clock.
     ///
@@ -93,7 +93,7 @@ public final class TempoRegistry: Sendable {
     }
 
     /// The registry of the whole program, on `ContinuousClock`: ``current`` wherever no
-    /// ``withCurrent(isolation:_:)-(_,()->R)`` scope names another.
+    /// ``withCurrent(isolation:_:)`` scope names another.
     ///
     /// ```swift
     /// print(TempoRegistry.shared.snapshot())
@@ -136,7 +136,7 @@ public final class TempoRegistry: Sendable {
     }
 
     /// The registry the free functions use here: the one made current by the innermost
-    /// enclosing ``withCurrent(isolation:_:)-(_,()->R)`` (tasks started inside it inherit it,
+    /// enclosing ``withCurrent(isolation:_:)`` (tasks started inside it inherit it,
     /// as they inherit any task-local value), or the registry whose timer started the operation
     /// running here; else ``shared``.
     ///
@@ -201,7 +201,7 @@ public final class TempoRegistry: Sendable {
         return try result.get()
     }
 
-    /// Synchronous form of ``withCurrent(isolation:_:)-(_,()->R)``: runs `body` at once with
+    /// Synchronous form of ``withCurrent(isolation:_:)``: runs `body` at once with
     /// this registry as ``current``.
     ///
     /// ```swift

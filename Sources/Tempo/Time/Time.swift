@@ -78,8 +78,11 @@ public func time<Value>(
 }
 
 /// Runs an asynchronous `operation` at once, in the caller's context, and reports how long it
-/// took; otherwise as the synchronous
-/// ``time(_:style:report:clock:fileID:line:column:operation:)``.
+/// took.
+///
+/// The operation runs on the caller's actor, awaited in the caller's task; `report` is called
+/// once, with one line, after it returns or throws, and its value or error comes back
+/// unchanged. The time is read on the current registry's clock unless `clock:` names another.
 ///
 /// ```swift
 /// let user = try await time("fetch user", style: .verbose) { try await api.user(id) }
@@ -154,7 +157,8 @@ public func measure<Value>(
         site: HelperSite(fileID, line, column), operation: operation)
 }
 
-/// The asynchronous ``measure(clock:fileID:line:column:operation:)-(_,_,_,_,()->Value)``.
+/// Runs an asynchronous `operation` at once, in the caller's context, and returns its value
+/// with the time it took, reporting nothing.
 ///
 /// ```swift
 /// let (page, elapsed) = try await measure { try await client.fetch(url) }
