@@ -62,7 +62,8 @@ extension HedgingError {
     ///
     /// ```swift
     /// struct Unavailable: Error {}
-    /// await #expect(throws: HedgingError.allAttemptsFailed([Unavailable(), Unavailable()])) {
+    /// let expected = HedgingError.allAttemptsFailed([Unavailable(), Unavailable()])
+    /// await #expect(throws: expected) {
     ///     try await hedge(maxAttempts: 2, after: .milliseconds(50)) { _ -> Int in
     ///         throw Unavailable()
     ///     }
