@@ -63,6 +63,31 @@ import Testing
         #expect(HedgingError.allAttemptsFailed([Unavailable()]) != .allAttemptsFailed([Other()]))
     }
 
+    struct Named: Error, CustomStringConvertible { var description: String { "boom" } }
+    struct AlsoNamed: Error, CustomStringConvertible { var description: String { "boom" } }
+    /// Equal by its own rule, which ignores `note`: its descriptions differ.
+    struct Coded: Error, Equatable {
+        var code: Int
+        var note: String
+        static func == (lhs: Coded, rhs: Coded) -> Bool { lhs.code == rhs.code }
+    }
+
+    @Test func twoTypesWithOneDescriptionAreNotTheSameError() {
+        #expect(String(reflecting: Named()) == String(reflecting: AlsoNamed()))
+        #expect(HedgingError.allAttemptsFailed([Named()]) == .allAttemptsFailed([Named()]))
+        #expect(HedgingError.allAttemptsFailed([Named()]) != .allAttemptsFailed([AlsoNamed()]))
+    }
+
+    @Test func anEquatableTypesOwnEqualityDecidesNotItsDescription() {
+        let first = Coded(code: 503, note: "first try")
+        let second = Coded(code: 503, note: "second try")
+        #expect(String(reflecting: first) != String(reflecting: second))
+        #expect(HedgingError.allAttemptsFailed([first]) == .allAttemptsFailed([second]))
+        #expect(
+            HedgingError.allAttemptsFailed([first])
+                != .allAttemptsFailed([Coded(code: 502, note: "first try")]))
+    }
+
     @Test func countAndOrderMatter() {
         let one: [any Error] = [Reason.busy]
         let two: [any Error] = [Reason.busy, Reason.busy]
