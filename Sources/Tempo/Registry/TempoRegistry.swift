@@ -190,10 +190,14 @@ public final class TempoRegistry: Sendable {
         isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws(Failure) -> R
     ) async throws(Failure) -> R {
-        // The task-local scope rethrows untyped errors: the result crosses it as a value.
+        // The task-local scope rethrows untyped errors: the result crosses it as a value. The
+        // closure names `isolation`, which isolates it to the caller's actor: a closure that
+        // did not would be nonisolated, and leave the caller's actor (and give its turn away)
+        // on its way into `body` and again on the way out.
         let result = await Self.$scoped.withValue(
             Binding(self),
             operation: { () async -> Result<R, Failure> in
+                _ = isolation
                 do throws(Failure) { return .success(try await body()) } catch {
                     return .failure(error)
                 }

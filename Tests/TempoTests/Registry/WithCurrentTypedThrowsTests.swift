@@ -51,6 +51,29 @@ import Testing
         #expect(asyncValue == 7)
     }
 
+    /// The scope runs `body` on the caller's actor without giving the actor's turn away: a
+    /// main-actor task enqueued before the call runs after the body, not before it. (A first
+    /// version of the typed form wrapped `body` in a closure isolated to no actor, which hopped
+    /// off the main actor and back, and let the other task in first.)
+    @MainActor @Test func theBodyKeepsTheCallersActorWithoutAHop() async throws {
+        let registry = TempoRegistry(clock: ManualClock())
+        var order: [String] = []
+        let other = Task { @MainActor in order.append("other task") }
+        await registry.withCurrent { () async in order.append("body") }
+        order.append("after the scope")
+        await other.value
+        #expect(order == ["body", "after the scope", "other task"])
+
+        order = []
+        let another = Task { @MainActor in order.append("other task") }
+        try await registry.withCurrent { () async throws(RateLimitError) in
+            order.append("throwing body")
+        }
+        order.append("after the scope")
+        await another.value
+        #expect(order == ["throwing body", "after the scope", "other task"])
+    }
+
     @Test func untypedErrorsStillPassThrough() async {
         let registry = TempoRegistry(clock: ManualClock())
         await #expect(throws: Boom(attempt: 3)) {
