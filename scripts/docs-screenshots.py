@@ -53,6 +53,7 @@ PAGES = [
     "tempo/time",
     "tempo/testingwithmanualclock",
     "tempo/performance",
+    "tempo/performanceresults",
     "tempo/guarantees",
     "tempo/migratingfromthrottler",
     "tempo/temporegistry",
