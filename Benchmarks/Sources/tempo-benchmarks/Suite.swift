@@ -159,7 +159,8 @@ struct Suite {
                     + "\(format(bareRatio, digits: 2))× with an operation that captures nothing; "
                     + "the caller's escaping closure (allocated before Tempo is reached, paid by "
                     + "any library) takes the reference row to \(format(closureRatio, digits: 2))×"
-                    + ". The rest is the engine's hot path: see Docs/Tempo.docc/Performance.md."))
+                    + ". The rest is the engine's hot path: see "
+                    + "Docs/Tempo.docc/PerformanceResults.md."))
         let droppedRatio = Stats(dropped).median / base
         report.targets.append(
             Target(
@@ -171,7 +172,7 @@ struct Suite {
                     + "\(format(droppedBareRatio, digits: 2))× floor; the rest is the caller's "
                     + "closure allocation and release (\(format(closureRatio, digits: 2))× floor "
                     + "in the reference row, paid by any library). The engine's part is its full "
-                    + "call path: see Docs/Tempo.docc/Performance.md."))
+                    + "call path: see Docs/Tempo.docc/PerformanceResults.md."))
         report.targets.append(
             Target(
                 name: "no `Task` or timer created for a dropped or replaced call",
@@ -276,7 +277,7 @@ struct Suite {
                         measured: format(value, digits: 2) + "× one thread",
                         met: value >= 0.5,
                         note: "threads outnumber cores: see the concurrency notes in "
-                            + "Docs/Tempo.docc/Performance.md."))
+                            + "Docs/Tempo.docc/PerformanceResults.md."))
             }
         }
         if let value = ratio("distinct", 2) {
@@ -291,7 +292,7 @@ struct Suite {
                     met: value >= 1.5,
                     note: "two threads can at most double the total on two cores, and gain less "
                         + "when the host gives the process fewer (the cores row above): see "
-                        + "Docs/Tempo.docc/Performance.md."))
+                        + "Docs/Tempo.docc/PerformanceResults.md."))
         }
     }
 
@@ -436,7 +437,7 @@ struct Suite {
                         ? ", too little to reach the target by itself: what stays is mostly "
                             + "one-time costs and freed memory the C allocator keeps (glibc's "
                             + "per-thread arenas, which `malloc_trim` does not fully return), not "
-                            + "live objects: see Docs/Tempo.docc/Performance.md."
+                            + "live objects: see Docs/Tempo.docc/PerformanceResults.md."
                         : ": it grows with the identifiers, so live memory stays behind.")))
         let kept = Stats(burstTrimmed).median
         let emptied = Stats(burstEmptied).median
@@ -453,7 +454,7 @@ struct Suite {
                             + " MB: the registry's tables already gave their storage back, so "
                             + "and so does the timer driver once its last timer fired: what stays "
                             + "is freed memory in the C allocator's per-thread arenas (see the "
-                            + "performance page in Docs/Tempo.docc)."))
+                            + "results page, Docs/Tempo.docc/PerformanceResults.md)."))
         }
     }
 
