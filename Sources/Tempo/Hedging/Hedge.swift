@@ -15,7 +15,9 @@
 /// caller's task, concurrently, on the caller's actor, as `retry`'s attempts do: written in
 /// main-actor code they are isolated to the main actor (and take turns on it at their
 /// `await`s), inside an actor's method they are isolated to that actor when they use `self`,
-/// and in code isolated to no actor they run on the global executor. The delay is a timer on
+/// and in code isolated to no actor they run on the global executor (mark the closure
+/// `@concurrent` to run them there from actor code). An attempt still waiting for its actor
+/// when the call is decided or cancelled never starts. The delay is a timer on
 /// the current registry's clock, so a ``TempoTesting/ManualClock`` drives it. The call appears
 /// in ``TempoRegistry/snapshot()`` under its call site or `identifier`, with the attempts
 /// started, those in flight and when the next hedge is due
@@ -61,7 +63,8 @@ public func hedge<Value: Sendable>(
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    @_inheritActorContext operation: @escaping @Sendable (_ attempt: Int) async throws -> Value
+    @_inheritActorContext operation:
+        @escaping @isolated(any) @Sendable (_ attempt: Int) async throws -> Value
 ) async throws -> Value {
     guard (1...1_000).contains(maxAttempts) else {
         throw HedgingError.invalidAttemptCount(maxAttempts)
@@ -78,7 +81,7 @@ private func runHedge<Value: Sendable>(
     plan: HedgePlan,
     registry: TempoRegistry,
     site: HelperSite,
-    operation: @escaping @Sendable (Int) async throws -> Value
+    operation: @escaping @isolated(any) @Sendable (Int) async throws -> Value
 ) async throws -> Value {
     var plan = plan
     let clock = registry.clock
@@ -165,12 +168,12 @@ private func runAttempt<Value: Sendable>(
     _ attempt: Int,
     _ token: SettleToken?,
     _ mailbox: HedgeMailbox<Value>,
-    _ operation: @escaping @Sendable (Int) async throws -> Value
+    _ operation: @escaping @isolated(any) @Sendable (Int) async throws -> Value
 ) async {
     func run() async {
         let result: Result<Value, any Error>
         do {
-            result = .success(try await operation(attempt))
+            result = .success(try await startOnItsActor(operation, attempt: attempt))
         } catch {
             result = .failure(error)
         }

@@ -55,10 +55,20 @@ public enum HedgingError: Error, Equatable, Sendable {
 
 extension HedgingError {
     /// Whether two errors say the same: the same case, and the same attempt count or the same
-    /// errors one for one, in order. Two attempts' errors are the same when they are of one
-    /// type and, for a type that is `Equatable`, equal by its `==`; for any other type, when
-    /// their `String(reflecting:)` descriptions match (a struct's stored values, an enum's
-    /// case and payload).
+    /// errors one for one, in order.
+    ///
+    /// Two attempts' errors are the same when they are of one type and:
+    /// - for a type that is `Equatable`, they are equal by its own `==` (an error whose `==`
+    ///   does not hold for itself, such as one with a `Double.nan` field, is not the same as
+    ///   itself either);
+    /// - for any other type, they are one instance of a class, or their stored values, as
+    ///   `Mirror` lists them (a superclass's included), are the same one for one, compared by
+    ///   these same rules. A value with no stored values, and any value eight levels down, is
+    ///   compared by its `String(reflecting:)` description.
+    ///
+    /// So a test that expects `allAttemptsFailed([StatusError(code: 503)])` fails when the
+    /// attempts failed with `StatusError(code: 502)`, whether or not `StatusError` is
+    /// `Equatable`, and whether it is a struct or a class.
     ///
     /// ```swift
     /// struct Unavailable: Error {}
@@ -79,20 +89,43 @@ extension HedgingError {
         case (.invalidAttemptCount(let left), .invalidAttemptCount(let right)):
             return left == right
         case (.allAttemptsFailed(let left), .allAttemptsFailed(let right)):
-            return left.count == right.count && zip(left, right).allSatisfy(sameError)
+            return left.count == right.count
+                && zip(left, right).allSatisfy { sameValue($0, $1, depth: 0) }
         default:
             return false
         }
     }
 }
 
-/// Whether two attempts' errors say the same, as ``HedgingError/==(_:_:)`` describes.
-private func sameError(_ left: any Error, _ right: any Error) -> Bool {
+/// Whether two values say the same, by the rules of ``HedgingError/==(_:_:)``.
+private func sameValue(_ left: Any, _ right: Any, depth: Int) -> Bool {
     guard ObjectIdentifier(type(of: left)) == ObjectIdentifier(type(of: right)) else {
         return false
     }
     if let left = left as? any Equatable { return left.isEqual(to: right) }
-    return String(reflecting: left) == String(reflecting: right)
+    if type(of: left) is AnyObject.Type, (left as AnyObject) === (right as AnyObject) {
+        return true
+    }
+    let leftFields = storedValues(of: left)
+    let rightFields = storedValues(of: right)
+    guard depth < 8, !leftFields.isEmpty || !rightFields.isEmpty else {
+        return String(reflecting: left) == String(reflecting: right)
+    }
+    return leftFields.count == rightFields.count
+        && zip(leftFields, rightFields).allSatisfy { left, right in
+            left.label == right.label && sameValue(left.value, right.value, depth: depth + 1)
+        }
+}
+
+/// A value's stored values as `Mirror` lists them, a class's superclasses' included.
+private func storedValues(of value: Any) -> [Mirror.Child] {
+    var fields: [Mirror.Child] = []
+    var mirror: Mirror? = Mirror(reflecting: value)
+    while let current = mirror {
+        fields.append(contentsOf: current.children)
+        mirror = current.superclassMirror
+    }
+    return fields
 }
 
 extension Equatable {

@@ -168,10 +168,6 @@ public final class TempoRegistry: Sendable {
     /// try await TempoRegistry(clock: clock).withCurrent { try await model.search("swift") }
     /// ```
     ///
-    /// - Parameters:
-    ///   - isolation: The actor `body` runs on: the caller's, filled in for you.
-    ///   - body: The code that sees this registry as ``current``.
-    /// - Returns: What `body` returns.
     /// The error keeps its type. Swift infers `any Error` for a closure that throws unless the
     /// closure says otherwise, so name the type to keep it:
     ///
@@ -185,6 +181,14 @@ public final class TempoRegistry: Sendable {
     /// }
     /// ```
     ///
+    /// A `body` that does not `await` picks the synchronous form, ``withCurrent(_:)``, and an
+    /// `await` before the call then draws the compiler's "no 'async' operations occur within
+    /// 'await' expression"; to get this form, mark the closure `() async in`.
+    ///
+    /// - Parameters:
+    ///   - isolation: The actor `body` runs on: the caller's, filled in for you.
+    ///   - body: The code that sees this registry as ``current``.
+    /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, with its type; this method throws nothing of its own.
     public func withCurrent<R, Failure: Error>(
         isolation: isolated (any Actor)? = #isolation,

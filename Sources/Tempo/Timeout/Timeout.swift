@@ -24,14 +24,19 @@ public enum TimeoutError: Error, Equatable, Hashable, Sendable {
 /// passes first, cancels the operation, waits for it to finish unwinding, and throws
 /// ``TimeoutError/timedOut(_:)`` with `duration`; a late result of an operation that ignores
 /// cancellation is discarded. A `duration` of zero or less throws at once without running the
-/// operation. Cancelling the caller throws `CancellationError`. Any duration is safe:
+/// operation. Cancelling the caller throws `CancellationError`, unless the deadline passed
+/// first: a caller cancelled while a timed-out operation unwinds gets the timeout. Any duration
+/// is safe:
 /// `.seconds(Int64.max)` waits until the operation finishes or the caller is cancelled.
 ///
 /// The operation runs in a child task, so that it can be cancelled at the deadline while the
 /// caller goes on. It runs on the caller's actor, as `retry`'s attempts do: written in
 /// main-actor code it is isolated to the main actor and may update its state, and inside an
 /// actor's method it is isolated to that actor when it uses `self`. Written in code isolated
-/// to no actor, it runs on the global executor.
+/// to no actor, it runs on the global executor; to run it there from main-actor code (work
+/// that must not hold the main actor), mark the closure `@concurrent`. An operation still
+/// waiting for its actor (the actor busy) when the deadline passes or the caller is cancelled
+/// never starts.
 ///
 /// ```swift
 /// @MainActor final class ReportModel {
@@ -46,8 +51,11 @@ public enum TimeoutError: Error, Equatable, Hashable, Sendable {
 /// while it runs.
 ///
 /// On a ``TempoTesting/ManualClock``, the deadline is not the operation asleep: inside an
-/// operation the engine launched, an advance waits for the operation unless it itself sleeps on
-/// the clock, and an advance that reaches the deadline returns once the caller has the error.
+/// operation the engine launched, or in a task started with
+/// ``TempoTesting/ManualClock/start(fileID:line:_:)``, an advance waits for the operation
+/// unless it itself sleeps on the clock, and an advance that reaches the deadline returns once
+/// that caller has the error. A caller in a plain `Task` gets the error soon after the advance
+/// returns: await its value.
 ///
 /// ```swift
 /// let page = try await timeout(.seconds(5)) { try await client.fetch(url) }
@@ -82,7 +90,7 @@ public func timeout<Value: Sendable>(
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    @_inheritActorContext operation: @escaping @Sendable () async throws -> Value
+    @_inheritActorContext operation: @escaping @isolated(any) @Sendable () async throws -> Value
 ) async throws -> Value {
     let clock = HelperClock(clock)
     return try await runTimeout(
@@ -122,7 +130,7 @@ public func timeout<C: Clock, Value: Sendable>(
     fileID: StaticString = #fileID,
     line: UInt = #line,
     column: UInt = #column,
-    @_inheritActorContext operation: @escaping @Sendable () async throws -> Value
+    @_inheritActorContext operation: @escaping @isolated(any) @Sendable () async throws -> Value
 ) async throws -> Value where C.Duration == Duration {
     let helper = HelperClock(clock)
     // The engine clock's origin is `clock.now` read just now, so this offset is the time left.
@@ -146,7 +154,7 @@ private func runTimeout<Value: Sendable>(
     limit: Duration,
     clock: HelperClock,
     site: HelperSite,
-    operation: @escaping @Sendable () async throws -> Value
+    operation: @escaping @isolated(any) @Sendable () async throws -> Value
 ) async throws -> Value {
     guard limit > .zero else { throw TimeoutError.timedOut(limit) }
     try Task.checkCancellation()
@@ -158,7 +166,7 @@ private func runTimeout<Value: Sendable>(
         group -> Result<Value, any Error> in
         group.addTask {
             do {
-                return .finished(.success(try await operation()))
+                return .finished(.success(try await startOnItsActor(operation)))
             } catch {
                 return .finished(.failure(error))
             }

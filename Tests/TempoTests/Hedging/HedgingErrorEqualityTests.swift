@@ -88,6 +88,101 @@ import Testing
                 != .allAttemptsFailed([Coded(code: 502, note: "first try")]))
     }
 
+    final class ClassError: Error, @unchecked Sendable {
+        let code: Int
+        init(_ code: Int) { self.code = code }
+    }
+    class BaseError: Error, @unchecked Sendable {
+        let service: String
+        init(service: String) { self.service = service }
+    }
+    final class TimedOutError: BaseError, @unchecked Sendable {
+        let after: Int
+        init(service: String, after: Int) {
+            self.after = after
+            super.init(service: service)
+        }
+    }
+    final class Payload: Sendable {
+        let value: Int
+        init(_ value: Int) { self.value = value }
+    }
+    struct HoldsAClass: Error { let payload: Payload }
+    struct HoldsAnError: Error { let inner: any Error }
+    enum Failure: Error {
+        case status(Int)
+        case reset(Int)
+    }
+    /// Its description changes each time it is read.
+    final class Counter: @unchecked Sendable { var reads = 0 }
+    struct ChangingError: Error, CustomDebugStringConvertible {
+        let counter: Counter
+        var debugDescription: String {
+            counter.reads += 1
+            return "read \(counter.reads)"
+        }
+    }
+
+    @Test func classErrorsCompareByTheirStoredValues() {
+        #expect(
+            HedgingError.allAttemptsFailed([ClassError(1)]) == .allAttemptsFailed([ClassError(1)]))
+        #expect(
+            HedgingError.allAttemptsFailed([ClassError(1)]) != .allAttemptsFailed([ClassError(2)]))
+        let one = ClassError(7)
+        #expect(HedgingError.allAttemptsFailed([one]) == .allAttemptsFailed([one]))
+    }
+
+    @Test func aSuperclassesStoredValuesCountToo() {
+        let users = TimedOutError(service: "users", after: 2)
+        #expect(
+            HedgingError.allAttemptsFailed([users])
+                == .allAttemptsFailed([TimedOutError(service: "users", after: 2)]))
+        #expect(
+            HedgingError.allAttemptsFailed([users])
+                != .allAttemptsFailed([TimedOutError(service: "orders", after: 2)]))
+        #expect(
+            HedgingError.allAttemptsFailed([users])
+                != .allAttemptsFailed([TimedOutError(service: "users", after: 3)]))
+    }
+
+    @Test func valuesHeldInsideAnErrorCompareToo() {
+        #expect(
+            HedgingError.allAttemptsFailed([HoldsAClass(payload: Payload(1))])
+                == .allAttemptsFailed([HoldsAClass(payload: Payload(1))]))
+        #expect(
+            HedgingError.allAttemptsFailed([HoldsAClass(payload: Payload(1))])
+                != .allAttemptsFailed([HoldsAClass(payload: Payload(2))]))
+        #expect(
+            HedgingError.allAttemptsFailed([HoldsAnError(inner: ClassError(1))])
+                != .allAttemptsFailed([HoldsAnError(inner: ClassError(2))]))
+        #expect(
+            HedgingError.allAttemptsFailed([HoldsAnError(inner: Status(code: 1))])
+                != .allAttemptsFailed([HoldsAnError(inner: ClassError(1))]))
+    }
+
+    @Test func enumCasesWithOnePayloadAreNotTheSame() {
+        #expect(
+            HedgingError.allAttemptsFailed([Failure.status(5)])
+                == .allAttemptsFailed([Failure.status(5)]))
+        #expect(
+            HedgingError.allAttemptsFailed([Failure.status(5)])
+                != .allAttemptsFailed([Failure.reset(5)]))
+        #expect(
+            HedgingError.allAttemptsFailed([Failure.status(5)])
+                != .allAttemptsFailed([Failure.status(6)]))
+    }
+
+    @Test func anErrorWhoseDescriptionChangesIsStillTheSameAsItself() {
+        let changing = HedgingError.allAttemptsFailed([ChangingError(counter: Counter())])
+        #expect(changing == changing)
+    }
+
+    @Test func everyAttemptMustMatchNotJustOne() {
+        let expected: [any Error] = [Reason.busy, Status(code: 1)]
+        let actual: [any Error] = [Reason.busy, Status(code: 2)]
+        #expect(HedgingError.allAttemptsFailed(expected) != .allAttemptsFailed(actual))
+    }
+
     @Test func countAndOrderMatter() {
         let one: [any Error] = [Reason.busy]
         let two: [any Error] = [Reason.busy, Reason.busy]

@@ -45,6 +45,15 @@ final class HoldableExecutor: SerialExecutor, @unchecked Sendable {
         condition.unlock()
     }
 
+    /// ``hold()`` from inside one of this executor's jobs: the jobs enqueued from now on wait
+    /// once the running job's turn ends. Returns at once (``hold()`` would wait for the job
+    /// that calls it).
+    func holdAfterThisJob() {
+        condition.lock()
+        held = true
+        condition.unlock()
+    }
+
     /// Runs the jobs waiting, and those that come later.
     func release() {
         condition.lock()

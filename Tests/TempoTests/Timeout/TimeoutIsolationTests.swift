@@ -67,6 +67,19 @@ import Testing
         #expect(!isolated)
     }
 
+    @MainActor @Test func aConcurrentClosureRunsOffTheMainActor() async throws {
+        let registry = TempoRegistry(clock: ManualClock())
+        let (timed, hedged) = try await registry.withCurrent {
+            let timed = try await timeout(.seconds(5)) { @concurrent in #isolation == nil }
+            let hedged = try await hedge(maxAttempts: 1, after: .seconds(1)) { @concurrent _ in
+                #isolation == nil
+            }
+            return (timed, hedged)
+        }
+        #expect(timed)
+        #expect(hedged)
+    }
+
     @MainActor @Test func aMainActorOperationPastItsDeadlineIsStillCancelled() async throws {
         let clock = ManualClock()
         let registry = TempoRegistry(clock: clock)

@@ -1,0 +1,72 @@
+import Foundation
+import Tempo
+import TempoTesting
+import Testing
+
+/// An operation of `timeout` or an attempt of `hedge` that runs on its caller's actor, and is
+/// still waiting for that actor when its task is cancelled (the deadline passed, the caller was
+/// cancelled), never starts: it does not run user code that is already cancelled. The actor is
+/// kept busy by holding its executor (`HoldableExecutor`), so the order is the test's.
+@Suite struct TimeoutBusyActorTests {
+    actor Screen {
+        let executor = HoldableExecutor()
+        nonisolated var unownedExecutor: UnownedSerialExecutor {
+            executor.asUnownedSerialExecutor()
+        }
+        var started: [Int] = []
+
+        /// A timeout whose operation waits for this actor, held from the moment the call is
+        /// made (the operation's job is enqueued after this job's turn ends).
+        func loadWhileBusy(in registry: TempoRegistry, clock: ManualClock) async throws {
+            executor.holdAfterThisJob()
+            try await registry.withCurrent {
+                try await timeout(.seconds(1)) { self.started.append(1) }
+            }
+        }
+
+        func hedgeTwice(in registry: TempoRegistry, clock: ManualClock) async throws -> String {
+            try await registry.withCurrent {
+                try await hedge(maxAttempts: 2, after: .milliseconds(50)) { attempt in
+                    self.started.append(attempt)
+                    try await clock.sleep(for: .seconds(10))
+                    return "attempt \(attempt)"
+                }
+            }
+        }
+    }
+
+    @Test func anOperationStillWaitingForItsActorAtTheDeadlineNeverStarts() async {
+        let clock = ManualClock()
+        let registry = TempoRegistry(clock: clock)
+        let screen = Screen()
+        defer { screen.executor.stop() }
+        let call = Task { try await screen.loadWhileBusy(in: registry, clock: clock) }
+        await clock.waitForSleepers(1)  // the deadline; the operation waits for the actor
+        // Returns once the deadline has cancelled the operation's task.
+        await clock.advance(by: .seconds(1))
+        screen.executor.release()
+        await #expect(throws: TimeoutError.timedOut(.seconds(1))) { try await call.value }
+        #expect(await screen.started.isEmpty)
+        #expect(registry.snapshot().isEmpty)
+    }
+
+    @Test func aHedgeAttemptStillWaitingForItsActorWhenTheCallerIsCancelledNeverStarts() async {
+        let clock = ManualClock()
+        let registry = TempoRegistry(clock: clock)
+        let screen = Screen()
+        defer { screen.executor.stop() }
+        let call = Task { try await screen.hedgeTwice(in: registry, clock: clock) }
+        await clock.waitForSleepers(2)  // the first attempt and the hedge timer
+        screen.executor.hold()  // nothing runs on the actor now: the first attempt sleeps
+        // The hedge is due: the second attempt's task is started and waits for the actor.
+        // (The advance waits for that attempt, awake on the clock: it returns only once the
+        // actor is released, so it is not awaited here.)
+        let advance = Task { await clock.advance(by: .milliseconds(50)) }
+        #expect(await eventually(within: .seconds(60)) { screen.executor.waiting == 1 })
+        call.cancel()  // cancels both attempts' tasks at once
+        screen.executor.release()
+        await #expect(throws: CancellationError.self) { try await call.value }
+        await advance.value
+        #expect(await screen.started == [1])
+    }
+}
