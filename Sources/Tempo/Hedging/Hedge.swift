@@ -86,6 +86,8 @@ private func runHedge<Value: Sendable>(
     var plan = plan
     let clock = registry.clock
     let mailbox = HedgeMailbox<Value>()
+    // Closed by the first attempt to succeed: an attempt queued behind it never starts.
+    let gate = StartGate()
     // The caller's own work token, when it runs an operation the engine launched on this
     // (manual) clock: parked while it waits for the attempts and the hedge timer.
     let caller = SettleToken.current(of: clock.host)
@@ -100,7 +102,7 @@ private func runHedge<Value: Sendable>(
             func start(_ attempts: ClosedRange<Int>) {
                 for attempt in attempts {
                     let token = clock.settleToken()
-                    group.addTask { await runAttempt(attempt, token, mailbox, operation) }
+                    group.addTask { await runAttempt(attempt, token, mailbox, gate, operation) }
                 }
                 timer?.cancel()
                 timer = nil
@@ -168,12 +170,17 @@ private func runAttempt<Value: Sendable>(
     _ attempt: Int,
     _ token: SettleToken?,
     _ mailbox: HedgeMailbox<Value>,
+    _ gate: StartGate,
     _ operation: @escaping @isolated(any) @Sendable (Int) async throws -> Value
 ) async {
     func run() async {
         let result: Result<Value, any Error>
         do {
-            result = .success(try await startOnItsActor(operation, attempt: attempt))
+            result = .success(try await startOnItsActor(operation, attempt: attempt, gate: gate))
+        } catch is NotStarted {
+            // Another attempt succeeded first, and reports it: this one neither ran nor failed.
+            token?.finish()
+            return
         } catch {
             result = .failure(error)
         }

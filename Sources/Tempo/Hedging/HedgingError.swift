@@ -61,10 +61,13 @@ extension HedgingError {
     /// - for a type that is `Equatable`, they are equal by its own `==` (an error whose `==`
     ///   does not hold for itself, such as one with a `Double.nan` field, is not the same as
     ///   itself either);
+    /// - for an actor, they are one instance (its state is the actor's, not read from here);
     /// - for any other type, they are one instance of a class, or their stored values, as
     ///   `Mirror` lists them (a superclass's included), are the same one for one, compared by
-    ///   these same rules. A value with no stored values, and any value eight levels down, is
-    ///   compared by its `String(reflecting:)` description.
+    ///   these same rules: a dictionary's entries in any order, a class met again inside itself
+    ///   as the same. A value with no stored values (an empty struct, a closure) is compared by
+    ///   its `String(reflecting:)` description. Values more than 64 levels down are not
+    ///   compared. The stored values of a class are read as they are, without its locks.
     ///
     /// So a test that expects `allAttemptsFailed([StatusError(code: 503)])` fails when the
     /// attempts failed with `StatusError(code: 502)`, whether or not `StatusError` is
@@ -89,32 +92,91 @@ extension HedgingError {
         case (.invalidAttemptCount(let left), .invalidAttemptCount(let right)):
             return left == right
         case (.allAttemptsFailed(let left), .allAttemptsFailed(let right)):
-            return left.count == right.count
-                && zip(left, right).allSatisfy { sameValue($0, $1, depth: 0) }
+            return left.count == right.count && zip(left, right).allSatisfy(sameError)
         default:
             return false
         }
     }
 }
 
+/// One comparison of two `HedgingError`s: how deep it is, and the pairs of class instances
+/// it has compared or is comparing. It carries on into the `==` of a `HedgingError` held
+/// inside an attempt's error, so that a cycle through one ends, and a graph of classes is
+/// walked once per pair.
+private final class ErrorComparison: @unchecked Sendable {
+    // @unchecked: made, used and dropped by one `==` call, on one thread, synchronously.
+    struct Pair: Hashable {
+        let left: ObjectIdentifier
+        let right: ObjectIdentifier
+    }
+    var depth = 0
+    var visiting: Set<Pair> = []
+    var decided: [Pair: Bool] = [:]
+
+    @TaskLocal static var current: ErrorComparison?
+
+    /// The comparison under way on this thread, or a new one for `body`.
+    static func within(_ body: (ErrorComparison) -> Bool) -> Bool {
+        if let current { return body(current) }
+        let comparison = ErrorComparison()
+        return $current.withValue(comparison) { body(comparison) }
+    }
+}
+
+/// How deep a comparison goes: below this, values are not compared.
+private let deepestLevel = 64
+
+/// Whether two attempts' errors say the same, by the rules of ``HedgingError/==(_:_:)``.
+private func sameError(_ left: any Error, _ right: any Error) -> Bool {
+    ErrorComparison.within { sameValue(left, right, in: $0) }
+}
+
 /// Whether two values say the same, by the rules of ``HedgingError/==(_:_:)``.
-private func sameValue(_ left: Any, _ right: Any, depth: Int) -> Bool {
+private func sameValue(_ left: Any, _ right: Any, in comparison: ErrorComparison) -> Bool {
     guard ObjectIdentifier(type(of: left)) == ObjectIdentifier(type(of: right)) else {
         return false
     }
+    guard comparison.depth < deepestLevel else { return true }
+    comparison.depth += 1
+    defer { comparison.depth -= 1 }
     if let left = left as? any Equatable { return left.isEqual(to: right) }
-    if type(of: left) is AnyObject.Type, (left as AnyObject) === (right as AnyObject) {
-        return true
+    if type(of: left) is AnyObject.Type {
+        let pair = ErrorComparison.Pair(
+            left: ObjectIdentifier(left as AnyObject), right: ObjectIdentifier(right as AnyObject))
+        if pair.left == pair.right { return true }
+        if left is any Actor { return false }
+        if let decided = comparison.decided[pair] { return decided }
+        // Met again inside itself: the same, unless something else differs.
+        guard comparison.visiting.insert(pair).inserted else { return true }
+        let same = sameFields(left, right, in: comparison)
+        comparison.visiting.remove(pair)
+        comparison.decided[pair] = same
+        return same
     }
+    return sameFields(left, right, in: comparison)
+}
+
+/// Whether two values of one type have the same stored values.
+private func sameFields(_ left: Any, _ right: Any, in comparison: ErrorComparison) -> Bool {
     let leftFields = storedValues(of: left)
     let rightFields = storedValues(of: right)
-    guard depth < 8, !leftFields.isEmpty || !rightFields.isEmpty else {
+    guard !leftFields.isEmpty || !rightFields.isEmpty else {
         return String(reflecting: left) == String(reflecting: right)
     }
-    return leftFields.count == rightFields.count
-        && zip(leftFields, rightFields).allSatisfy { left, right in
-            left.label == right.label && sameValue(left.value, right.value, depth: depth + 1)
-        }
+    guard leftFields.count == rightFields.count else { return false }
+    func same(_ left: Mirror.Child, _ right: Mirror.Child) -> Bool {
+        left.label == right.label && sameValue(left.value, right.value, in: comparison)
+    }
+    guard Mirror(reflecting: left).displayStyle == .dictionary else {
+        return zip(leftFields, rightFields).allSatisfy(same)
+    }
+    // A dictionary lists its entries in an order of its own: match them in any order.
+    var unmatched = rightFields
+    for field in leftFields {
+        guard let match = unmatched.firstIndex(where: { same(field, $0) }) else { return false }
+        unmatched.remove(at: match)
+    }
+    return true
 }
 
 /// A value's stored values as `Mirror` lists them, a class's superclasses' included.

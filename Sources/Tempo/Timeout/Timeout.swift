@@ -162,11 +162,14 @@ private func runTimeout<Value: Sendable>(
     let id = site.begin(
         .timeout, in: registry, state: .timeout(deadline: clock.registryInstant(deadline)))
     defer { registry.endRunningWork(id) }
+    let gate = StartGate()
     let result = await withTaskGroup(of: TimeoutOutcome<Value>.self) {
         group -> Result<Value, any Error> in
         group.addTask {
             do {
-                return .finished(.success(try await startOnItsActor(operation)))
+                return .finished(.success(try await startOnItsActor(operation, gate: gate)))
+            } catch is NotStarted {
+                return .deadline  // the deadline closed the gate first
             } catch {
                 return .finished(.failure(error))
             }
@@ -181,6 +184,7 @@ private func runTimeout<Value: Sendable>(
                 try await SettleToken.$current.withValue(deadlineWork) {
                     try await clock.sleep(until: deadline)
                 }
+                gate.close()  // an operation still waiting for its actor never starts
                 return .deadline
             } catch {
                 return .cancelled

@@ -183,6 +183,78 @@ import Testing
         #expect(HedgingError.allAttemptsFailed(expected) != .allAttemptsFailed(actual))
     }
 
+    struct NotEquatable: Sendable { let value: Int }
+    struct WithUserInfo: Error, @unchecked Sendable { let info: [String: Any] }
+    final class Cyclic: Error, @unchecked Sendable {
+        let value: Int
+        var inner: HedgingError?
+        init(_ value: Int) { self.value = value }
+    }
+    indirect enum Chain: Error {
+        case end(NotEquatable)
+        case link(NotEquatable, Chain)
+    }
+    actor Connection: Error {
+        var attempts = 0
+    }
+
+    /// Two dictionaries with one set of entries, built in different orders and sizes: `Mirror`
+    /// lists their entries in different orders. (A first version compared them in that order,
+    /// and the answer changed from run to run with the hash seed.)
+    @Test func aDictionaryOfValuesThatAreNotEquatableComparesInAnyOrder() {
+        var forward: [String: Any] = [:]
+        for key in 0..<40 { forward["key \(key)"] = NotEquatable(value: key) }
+        var backward: [String: Any] = [:]
+        backward.reserveCapacity(200)
+        for key in (0..<40).reversed() { backward["key \(key)"] = NotEquatable(value: key) }
+        #expect(
+            HedgingError.allAttemptsFailed([WithUserInfo(info: forward)])
+                == .allAttemptsFailed([WithUserInfo(info: backward)]))
+        backward["key 7"] = NotEquatable(value: 8)
+        #expect(
+            HedgingError.allAttemptsFailed([WithUserInfo(info: forward)])
+                != .allAttemptsFailed([WithUserInfo(info: backward)]))
+        backward["key 7"] = NotEquatable(value: 7)
+        backward["key 40"] = NotEquatable(value: 40)
+        #expect(
+            HedgingError.allAttemptsFailed([WithUserInfo(info: forward)])
+                != .allAttemptsFailed([WithUserInfo(info: backward)]))
+    }
+
+    /// A class error that holds itself through a `HedgingError`. (A first version started the
+    /// nested comparison afresh, and recursed until the stack overflowed.)
+    @Test func aCycleThroughANestedHedgingErrorEnds() {
+        let first = Cyclic(1)
+        first.inner = .allAttemptsFailed([first])
+        let second = Cyclic(1)
+        second.inner = .allAttemptsFailed([second])
+        let other = Cyclic(2)
+        other.inner = .allAttemptsFailed([other])
+        #expect(HedgingError.allAttemptsFailed([first]) == .allAttemptsFailed([second]))
+        #expect(HedgingError.allAttemptsFailed([first]) != .allAttemptsFailed([other]))
+    }
+
+    /// A long chain is compared to 64 levels and no further, without overflowing the stack.
+    @Test func aLongChainIsComparedWithoutOverflowingTheStack() {
+        func chain(_ length: Int, head: Int) -> Chain {
+            var chain = Chain.end(NotEquatable(value: 0))
+            for index in 1..<length { chain = .link(NotEquatable(value: index), chain) }
+            return .link(NotEquatable(value: head), chain)
+        }
+        let long = chain(10_000, head: 1)
+        #expect(
+            HedgingError.allAttemptsFailed([long]) == .allAttemptsFailed([chain(10_000, head: 1)]))
+        #expect(
+            HedgingError.allAttemptsFailed([long]) != .allAttemptsFailed([chain(10_000, head: 2)]))
+    }
+
+    /// An actor is compared as an instance: its state is not read from outside.
+    @Test func actorsAreTheSameOnlyAsOneInstance() {
+        let connection = Connection()
+        #expect(HedgingError.allAttemptsFailed([connection]) == .allAttemptsFailed([connection]))
+        #expect(HedgingError.allAttemptsFailed([connection]) != .allAttemptsFailed([Connection()]))
+    }
+
     @Test func countAndOrderMatter() {
         let one: [any Error] = [Reason.busy]
         let two: [any Error] = [Reason.busy, Reason.busy]

@@ -24,6 +24,20 @@ import Testing
             }
         }
 
+        /// Both attempts start at once (no delay) and wait for this actor, held from the
+        /// moment the call is made; each takes the actor's turn in some order once released.
+        func hedgeAtOnceWhileBusy(in registry: TempoRegistry) async throws -> String {
+            executor.holdAfterThisJob()
+            return try await registry.withCurrent {
+                try await hedge(maxAttempts: 2, after: .zero) { attempt in
+                    self.started.append(attempt)
+                    return "attempt \(attempt)"
+                }
+            }
+        }
+
+        func reset() { started = [] }
+
         func hedgeTwice(in registry: TempoRegistry, clock: ManualClock) async throws -> String {
             try await registry.withCurrent {
                 try await hedge(maxAttempts: 2, after: .milliseconds(50)) { attempt in
@@ -68,5 +82,27 @@ import Testing
         await #expect(throws: CancellationError.self) { try await call.value }
         await advance.value
         #expect(await screen.started == [1])
+    }
+
+    /// An attempt queued on its actor behind the attempt that wins never starts, and the
+    /// winner's value is the call's. (A first version checked only for cancellation, which the
+    /// win had not reached yet when the actor ran the queued attempt: it started, and could
+    /// win the call. That depended on the pool's timing, so the test makes 50 calls.)
+    @Test func aHedgeAttemptQueuedBehindTheWinnerOnItsActorNeverStarts() async throws {
+        let registry = TempoRegistry(clock: ManualClock())
+        let screen = Screen()
+        defer { screen.executor.stop() }
+        for _ in 0..<50 {
+            await screen.reset()
+            let call = Task { try await screen.hedgeAtOnceWhileBusy(in: registry) }
+            // Both attempts wait for the actor.
+            #expect(await eventually(within: .seconds(60)) { screen.executor.waiting == 2 })
+            screen.executor.release()
+            let value = try await call.value
+            let started = await screen.started
+            #expect(started.count == 1)
+            #expect(value == "attempt \(started.first ?? 0)")
+        }
+        #expect(registry.snapshot().isEmpty)
     }
 }
