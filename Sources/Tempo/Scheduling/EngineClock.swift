@@ -82,7 +82,7 @@ struct EngineClock: Sendable {
     private static func continuousNow(from origin: ContinuousClock.Instant)
         -> @Sendable () -> Duration
     {
-        #if os(Linux) && (canImport(Glibc) || canImport(Musl))
+        #if os(Linux) && (canImport(Glibc) || canImport(Musl)) && !TEMPO_PORTABLE
             let base = bootNanoseconds()
             return { Duration(attoseconds: Int128(bootNanoseconds() &- base) &* 1_000_000_000) }
         #else
@@ -132,7 +132,7 @@ struct EngineClock: Sendable {
     }
 }
 
-#if os(Linux) && (canImport(Glibc) || canImport(Musl))
+#if os(Linux) && (canImport(Glibc) || canImport(Musl)) && !TEMPO_PORTABLE
     /// `CLOCK_BOOTTIME`, the clock `ContinuousClock` reads on Linux, in nanoseconds (an `Int64`
     /// holds 292 years of them).
     @inline(__always)

@@ -1,4 +1,4 @@
-#if canImport(Darwin)
+#if canImport(Darwin) || TEMPO_PORTABLE
     import Synchronization
 #elseif canImport(Glibc)
     import Glibc
@@ -16,7 +16,10 @@
 /// one atomic operation and otherwise waits on a plain futex, without priority inheritance, so
 /// it keeps its throughput with 8 or 16 threads on two cores. ThreadSanitizer understands
 /// pthread mutexes, so no extra fences are needed for it.
-#if canImport(Darwin)
+///
+/// Built with `-Xswiftc -DTEMPO_PORTABLE`, Linux takes the `Mutex` branch too: CI builds and
+/// tests it that way, so a change that breaks the branch Apple platforms take fails there.
+#if canImport(Darwin) || TEMPO_PORTABLE
     package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
         @usableFromInline let mutex: Mutex<Value>
 
