@@ -90,7 +90,7 @@ def reference_pages() -> list[str]:
         for page in (ARCHIVE / "data" / "documentation" / module).glob("*.json"):
             title = json.loads(page.read_text())["metadata"].get("title", "")
             titles[(module, title)] = f"{module}/{page.stem}"
-    missing = [title for key in REFERENCE if key not in titles for title in [key[1]]]
+    missing = [title for module, title in REFERENCE if (module, title) not in titles]
     if missing:
         sys.exit("reference pages not in the archive: " + "; ".join(missing))
     return [titles[key] for key in REFERENCE]

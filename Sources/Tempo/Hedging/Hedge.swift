@@ -176,7 +176,10 @@ private func runAttempt<Value: Sendable>(
     func run() async {
         let result: Result<Value, any Error>
         do {
-            result = .success(try await startOnItsActor(operation, attempt: attempt, gate: gate))
+            result = .success(
+                try await startOnItsActor(operation.isolation, gate: gate) {
+                    try await operation(attempt)
+                })
         } catch is NotStarted {
             // Another attempt succeeded first, and reports it: this one neither ran nor failed.
             token?.finish()

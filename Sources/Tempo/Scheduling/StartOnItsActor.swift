@@ -5,8 +5,9 @@
 // actor so ends without running the operation at all, instead of starting user code that is
 // too late:
 // - `timeout` closes the gate when its deadline passes, before it cancels the operation;
-// - `hedge` closes it when an attempt succeeds, still on the attempt's actor, so an attempt
-//   queued behind the winner on one actor (the main actor, say) finds it closed.
+// - an operation that succeeds closes it, still on its actor, so a hedge's attempt queued
+//   behind the winner on one actor (the main actor, say) finds it closed (for `timeout`, whose
+//   one operation has then finished, the close changes nothing).
 // The gate is an atomic flag: an operation that starts has read it open before it was
 // closed, so it started before the deadline passed, or before another attempt had won.
 
@@ -26,42 +27,19 @@ final class StartGate: Sendable {
     var isClosed: Bool { closed.load(ordering: .sequentiallyConsistent) }
 }
 
-/// Runs `operation` on its own actor, unless the task is cancelled, or `gate` closed, by the
-/// time it gets there.
+/// Runs `body` on `actor` (the operation's own: its `isolation`), unless the task is
+/// cancelled, or `gate` closed, by the time it gets there; a `body` that returns closes
+/// `gate`, still on `actor`. `body` calls the operation, which is isolated to `actor` too, so
+/// nothing else runs on it between the check and the operation's start.
 /// - Throws: ``NotStarted`` when `gate` was closed, `CancellationError` when the task was
-///   cancelled, before it started; otherwise what the operation throws.
+///   cancelled, before it started; otherwise what `body` throws.
 func startOnItsActor<Value: Sendable>(
-    _ operation: @isolated(any) @Sendable () async throws -> Value, gate: StartGate
-) async throws -> Value {
-    try await startOn(operation.isolation, operation, gate)
-}
-
-/// ``startOnItsActor(_:gate:)`` for a hedge's attempt: an attempt that succeeds closes `gate`
-/// before it leaves its actor.
-func startOnItsActor<Value: Sendable>(
-    _ operation: @isolated(any) @Sendable (Int) async throws -> Value, attempt: Int,
-    gate: StartGate
-) async throws -> Value {
-    try await startOn(operation.isolation, operation, attempt, gate)
-}
-
-private func startOn<Value: Sendable>(
-    _ actor: isolated (any Actor)?, _ operation: @isolated(any) @Sendable () async throws -> Value,
-    _ gate: StartGate
+    _ actor: isolated (any Actor)?, gate: StartGate,
+    _ body: nonisolated(nonsending) () async throws -> Value
 ) async throws -> Value {
     if gate.isClosed { throw NotStarted() }
     try Task.checkCancellation()
-    return try await operation()
-}
-
-private func startOn<Value: Sendable>(
-    _ actor: isolated (any Actor)?,
-    _ operation: @isolated(any) @Sendable (Int) async throws -> Value, _ attempt: Int,
-    _ gate: StartGate
-) async throws -> Value {
-    if gate.isClosed { throw NotStarted() }
-    try Task.checkCancellation()
-    let value = try await operation(attempt)
+    let value = try await body()
     gate.close()
     return value
 }

@@ -167,7 +167,10 @@ private func runTimeout<Value: Sendable>(
         group -> Result<Value, any Error> in
         group.addTask {
             do {
-                return .finished(.success(try await startOnItsActor(operation, gate: gate)))
+                let value = try await startOnItsActor(operation.isolation, gate: gate) {
+                    try await operation()
+                }
+                return .finished(.success(value))
             } catch is NotStarted {
                 return .deadline  // the deadline closed the gate first
             } catch {

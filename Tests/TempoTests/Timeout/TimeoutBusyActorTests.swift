@@ -49,39 +49,45 @@ import Testing
         }
     }
 
-    @Test func anOperationStillWaitingForItsActorAtTheDeadlineNeverStarts() async {
+    /// A manual clock, a registry on it, and a `Screen` whose executor is stopped at the end.
+    private func withScreen(
+        _ body: (ManualClock, TempoRegistry, Screen) async throws -> Void
+    ) async rethrows {
         let clock = ManualClock()
-        let registry = TempoRegistry(clock: clock)
         let screen = Screen()
         defer { screen.executor.stop() }
-        let call = Task { try await screen.loadWhileBusy(in: registry, clock: clock) }
-        await clock.waitForSleepers(1)  // the deadline; the operation waits for the actor
-        // Returns once the deadline has cancelled the operation's task.
-        await clock.advance(by: .seconds(1))
-        screen.executor.release()
-        await #expect(throws: TimeoutError.timedOut(.seconds(1))) { try await call.value }
-        #expect(await screen.started.isEmpty)
-        #expect(registry.snapshot().isEmpty)
+        try await body(clock, TempoRegistry(clock: clock), screen)
+    }
+
+    @Test func anOperationStillWaitingForItsActorAtTheDeadlineNeverStarts() async {
+        await withScreen { clock, registry, screen in
+            let call = Task { try await screen.loadWhileBusy(in: registry, clock: clock) }
+            await clock.waitForSleepers(1)  // the deadline; the operation waits for the actor
+            // Returns once the deadline has cancelled the operation's task.
+            await clock.advance(by: .seconds(1))
+            screen.executor.release()
+            await #expect(throws: TimeoutError.timedOut(.seconds(1))) { try await call.value }
+            #expect(await screen.started.isEmpty)
+            #expect(registry.snapshot().isEmpty)
+        }
     }
 
     @Test func aHedgeAttemptStillWaitingForItsActorWhenTheCallerIsCancelledNeverStarts() async {
-        let clock = ManualClock()
-        let registry = TempoRegistry(clock: clock)
-        let screen = Screen()
-        defer { screen.executor.stop() }
-        let call = Task { try await screen.hedgeTwice(in: registry, clock: clock) }
-        await clock.waitForSleepers(2)  // the first attempt and the hedge timer
-        screen.executor.hold()  // nothing runs on the actor now: the first attempt sleeps
-        // The hedge is due: the second attempt's task is started and waits for the actor.
-        // (The advance waits for that attempt, awake on the clock: it returns only once the
-        // actor is released, so it is not awaited here.)
-        let advance = Task { await clock.advance(by: .milliseconds(50)) }
-        #expect(await eventually(within: .seconds(60)) { screen.executor.waiting == 1 })
-        call.cancel()  // cancels both attempts' tasks at once
-        screen.executor.release()
-        await #expect(throws: CancellationError.self) { try await call.value }
-        await advance.value
-        #expect(await screen.started == [1])
+        await withScreen { clock, registry, screen in
+            let call = Task { try await screen.hedgeTwice(in: registry, clock: clock) }
+            await clock.waitForSleepers(2)  // the first attempt and the hedge timer
+            screen.executor.hold()  // nothing runs on the actor now: the first attempt sleeps
+            // The hedge is due: the second attempt's task is started and waits for the actor.
+            // (The advance waits for that attempt, awake on the clock: it returns only once the
+            // actor is released, so it is not awaited here.)
+            let advance = Task { await clock.advance(by: .milliseconds(50)) }
+            #expect(await eventually(within: .seconds(60)) { screen.executor.waiting == 1 })
+            call.cancel()  // cancels both attempts' tasks at once
+            screen.executor.release()
+            await #expect(throws: CancellationError.self) { try await call.value }
+            await advance.value
+            #expect(await screen.started == [1])
+        }
     }
 
     /// An attempt queued on its actor behind the attempt that wins never starts, and the
@@ -89,20 +95,19 @@ import Testing
     /// win had not reached yet when the actor ran the queued attempt: it started, and could
     /// win the call. That depended on the pool's timing, so the test makes 50 calls.)
     @Test func aHedgeAttemptQueuedBehindTheWinnerOnItsActorNeverStarts() async throws {
-        let registry = TempoRegistry(clock: ManualClock())
-        let screen = Screen()
-        defer { screen.executor.stop() }
-        for _ in 0..<50 {
-            await screen.reset()
-            let call = Task { try await screen.hedgeAtOnceWhileBusy(in: registry) }
-            // Both attempts wait for the actor.
-            #expect(await eventually(within: .seconds(60)) { screen.executor.waiting == 2 })
-            screen.executor.release()
-            let value = try await call.value
-            let started = await screen.started
-            #expect(started.count == 1)
-            #expect(value == "attempt \(started.first ?? 0)")
+        try await withScreen { _, registry, screen in
+            for _ in 0..<50 {
+                await screen.reset()
+                let call = Task { try await screen.hedgeAtOnceWhileBusy(in: registry) }
+                // Both attempts wait for the actor.
+                #expect(await eventually(within: .seconds(60)) { screen.executor.waiting == 2 })
+                screen.executor.release()
+                let value = try await call.value
+                let started = await screen.started
+                #expect(started.count == 1)
+                #expect(value == "attempt \(started.first ?? 0)")
+            }
+            #expect(registry.snapshot().isEmpty)
         }
-        #expect(registry.snapshot().isEmpty)
     }
 }
