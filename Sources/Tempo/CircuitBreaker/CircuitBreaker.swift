@@ -103,7 +103,7 @@ struct CircuitBreakerCall: ~Copyable, Sendable {
     // the operation opened has ended), and the front door hands the policy back. Keeping them
     // retained the registry and copied the policy, closures included, on every call.
     let key: GroupKey
-    let admitted: (epoch: UInt64, generation: UInt64)
+    let admitted: (epoch: UInt64, breakerID: UInt64)
 
     /// Checks the policy and the task's cancellation, then asks the breaker: throws when the
     /// call may not run.
@@ -121,7 +121,7 @@ struct CircuitBreakerCall: ~Copyable, Sendable {
         switch entered.admission {
         case .run(let epoch):
             self.key = key
-            admitted = (epoch, entered.generation)
+            admitted = (epoch, entered.breakerID)
         case .rejected(let after):
             throw CircuitBreakerError.open(retryAfter: after)
         }
@@ -139,7 +139,7 @@ struct CircuitBreakerCall: ~Copyable, Sendable {
     /// was cancelled.
     @usableFromInline
     func ended(throwing error: any Error, policy: CircuitBreakerPolicy) {
-        let outcome: CircuitBreakerEntry.Outcome =
+        let outcome: BreakerState.Outcome =
             error is CancellationError || Task.isCancelled
             ? .cancelled : policy.isFailure(error) ? .failure : .success
         TempoRegistry.withCurrentRegistry {

@@ -1,11 +1,13 @@
 // The registry's part of `circuitBreaker`: the key's entry in each shard's table, a call's
 // admission and its outcome (each a lock and a table update), and the manual controls. The
 // state-change callback runs after the lock is released. A closed breaker with no call of its
-// state running and no failure in its window leaves its table: at the outcome or control that
-// made it so, or, for a time window, on the timer that wakes when its newest failure has aged
-// out.
+// state running and no failure in its window leaves the registry: at the outcome or control
+// that made it so, or, for a time window, on the timer that wakes when its newest failure has
+// aged out. Its entry may stay in its table as its shard's kept idle breaker
+// (KeptIdleEntries.swift), which is why these transitions take the shard (`withShard(of:)`)
+// rather than one entry (`enter`).
 
-extension CircuitBreakerEntry: CallFreeEntry {
+extension BreakerState: TimedEntry {
     static func access<R>(
         _ tables: inout TempoRegistry.Tables,
         _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
@@ -29,8 +31,8 @@ extension CircuitBreakerEntry: CallFreeEntry {
 
     func keepsWhenTimerEnds(at now: Duration) -> Bool { !isIdle(at: now) }
 
-    /// The shard's kept idle breaker is not listed: it has left the registry.
-    var isListed: Bool { !(isKept && isFresh) }
+    /// A fresh breaker in a table is its shard's kept idle one: it has left the registry.
+    var isListed: Bool { !isFresh }
 
     func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
         let reading = reading(at: now)
@@ -42,65 +44,52 @@ extension CircuitBreakerEntry: CallFreeEntry {
     }
 }
 
-extension TempoRegistry.Tables {
-    /// 1 when the breaker of `keptIdleBreaker` is in its table and has left the registry.
-    var keptIdleBreakerCount: Int {
-        guard let key = keptIdleBreaker, let slot = circuitBreakers[key], slot.state.isKept,
-            slot.state.isFresh
-        else { return 0 }
-        return 1
-    }
-}
-
 extension TempoRegistry {
-    /// A call arrives at the breaker of `key`: it runs (with the breaker's generation and the
-    /// epoch to report its outcome in) or is rejected. A lock and a table update (a new entry
+    /// A call arrives at the breaker of `key`: it runs (with the breaker's id and the epoch to
+    /// report its outcome in) or is rejected. A lock and a table update (a new entry
     /// when none is live: a healthy breaker used one call at a time makes one per call); the
     /// clock is read only when the breaker is open.
     @inline(__always)
     func enterCircuitBreaker(
         _ key: GroupKey, policy: CircuitBreakerPolicy
-    ) -> (admission: CircuitBreakerEntry.Admission, generation: UInt64) {
-        var change: CircuitBreakerEntry.Change?
-        let admitted = shard(key).tables.withLock { tables in
-            CircuitBreakerEntry.access(&tables) {
-                table, ids -> (CircuitBreakerEntry.Admission, UInt64) in
-                let index = Self.breakerIndex(key, in: &table, ids: &ids, window: policy.window)
-                let admission = table.values[index].state.admit(
-                    at: { clock.now() }, policy: policy, change: &change)
-                return (admission, table.values[index].state.generationInPlace)
-            }
+    ) -> (admission: BreakerState.Admission, breakerID: UInt64) {
+        var change: BreakerState.Change?
+        let admitted = withShard(of: key) { tables -> (BreakerState.Admission, UInt64) in
+            let index = Self.breakerIndex(
+                key, in: &tables.circuitBreakers, ids: &tables.ids, window: policy.window)
+            let admission = tables.circuitBreakers.values[index].state.admit(
+                at: { clock.now() }, policy: policy, change: &change)
+            return (admission, tables.circuitBreakers.values[index].state.idInPlace)
         }
         change?.notify()
         return admitted
     }
 
-    /// The index of `key`'s breaker, made when none is live. A new breaker takes a new
-    /// generation (never reused), so a call admitted by a breaker since reset or gone counts
+    /// The index of `key`'s breaker, made when none is live. A new breaker takes a new id
+    /// (never reused), so a call admitted by a breaker since reset or gone counts
     /// for nothing in the one that replaced it.
     @inline(__always)
     private static func breakerIndex(
-        _ key: GroupKey, in table: inout [GroupKey: Slot<CircuitBreakerEntry>],
+        _ key: GroupKey, in table: inout [GroupKey: Slot<BreakerState>],
         ids: inout IDSource, window: CircuitBreakerPolicy.Window
-    ) -> [GroupKey: Slot<CircuitBreakerEntry>].Index {
+    ) -> [GroupKey: Slot<BreakerState>].Index {
         if let index = table.index(forKey: key) { return index }
-        table[key] = Slot(state: CircuitBreakerEntry(window: window, generation: ids.next()))
+        table[key] = Slot(state: BreakerState(window: window, id: ids.next()))
         return table.index(forKey: key)!
     }
 
-    /// The call admitted in `epoch` by generation `generation` of the breaker of `key` ended
-    /// with `outcome`. A breaker left fresh leaves; a time window's outcome makes sure its
+    /// The call admitted in `epoch` by the breaker of `key` whose id is `breakerID` ended with
+    /// `outcome`. A breaker left fresh leaves; a time window's outcome makes sure its
     /// timer wakes when the window is empty again.
     @inline(__always)
     func recordCircuitBreaker(
-        _ key: GroupKey, _ outcome: CircuitBreakerEntry.Outcome,
-        admitted: (epoch: UInt64, generation: UInt64), policy: CircuitBreakerPolicy
+        _ key: GroupKey, _ outcome: BreakerState.Outcome,
+        admitted: (epoch: UInt64, breakerID: UInt64), policy: CircuitBreakerPolicy
     ) {
-        let (change, timer) = shard(key).tables.withLock {
-            tables -> (CircuitBreakerEntry.Change?, TimerRef?) in
+        let (change, timer) = withShard(of: key) {
+            tables -> (BreakerState.Change?, TimerRef?) in
             guard let index = tables.circuitBreakers.index(forKey: key),
-                tables.circuitBreakers.values[index].state.generationInPlace
-                    == admitted.generation
+                tables.circuitBreakers.values[index].state.idInPlace == admitted.breakerID
             else { return (nil, nil) }
             let change = tables.circuitBreakers.values[index].state.record(
                 outcome, epoch: admitted.epoch, at: { clock.now() }, policy: policy)
@@ -112,11 +101,11 @@ extension TempoRegistry {
 
     /// After a change to the breaker at `index`: a fresh one leaves the registry (its timer
     /// returned, to cancel outside the lock) and stays in its table as the shard's kept idle
-    /// breaker, made new in place; the one kept before leaves the table if it is still idle.
+    /// breaker, made new in place (KeptIdleEntries.swift).
     /// A closed time window's timer is armed for when the window holds no failure again.
     @inline(__always)
     private static func settleBreaker(
-        _ key: GroupKey, at index: [GroupKey: Slot<CircuitBreakerEntry>].Index,
+        _ key: GroupKey, at index: [GroupKey: Slot<BreakerState>].Index,
         in tables: inout Tables, _ registry: TempoRegistry
     ) -> TimerRef? {
         guard tables.circuitBreakers.values[index].state.isFreshInPlace else {
@@ -128,19 +117,10 @@ extension TempoRegistry {
             return nil
         }
         let timer = tables.circuitBreakers.values[index].takeTimer()
-        tables.circuitBreakers.values[index].state.forget(generation: tables.ids.next())
-        guard !tables.circuitBreakers.values[index].state.isKeptInPlace else { return timer }
-        tables.circuitBreakers.values[index].state.isKept = true
-        if let previous = tables.keptIdleBreaker, previous != key,
-            let kept = tables.circuitBreakers.index(forKey: previous)
-        {
-            if tables.circuitBreakers.values[kept].state.isFreshInPlace {
-                tables.circuitBreakers.removeLive(previous)
-            } else {
-                tables.circuitBreakers.values[kept].state.isKept = false
-            }
+        tables.circuitBreakers.values[index].state.forget(newID: tables.ids.next())
+        Tables.keep(key, in: &tables.circuitBreakers, kept: &tables.keptIdleBreaker) {
+            $0.state.isFreshInPlace
         }
-        tables.keptIdleBreaker = key
         return timer
     }
 
@@ -155,11 +135,10 @@ extension TempoRegistry {
     public func openCircuitBreaker(identifier: String) {
         let key = GroupKey.name(identifier)
         let now = clock.now()
-        let change = shard(key).tables.withLock { tables in
-            CircuitBreakerEntry.access(&tables) { table, ids in
-                let index = Self.breakerIndex(key, in: &table, ids: &ids, window: .lastCalls(20))
-                return table.values[index].state.open(at: now, for: nil)
-            }
+        let change = withShard(of: key) { tables in
+            let index = Self.breakerIndex(
+                key, in: &tables.circuitBreakers, ids: &tables.ids, window: .lastCalls(20))
+            return tables.circuitBreakers.values[index].state.open(at: now, for: nil)
         }
         change?.notify()
     }
@@ -173,8 +152,8 @@ extension TempoRegistry {
     /// - Parameter identifier: The identifier the breaker's calls are made with.
     public func closeCircuitBreaker(identifier: String) {
         let key = GroupKey.name(identifier)
-        let (change, timer) = shard(key).tables.withLock {
-            tables -> (CircuitBreakerEntry.Change?, TimerRef?) in
+        let (change, timer) = withShard(of: key) {
+            tables -> (BreakerState.Change?, TimerRef?) in
             guard let index = tables.circuitBreakers.index(forKey: key) else { return (nil, nil) }
             let change = tables.circuitBreakers.values[index].state.close()
             return (change, Self.settleBreaker(key, at: index, in: &tables, self))
@@ -192,36 +171,9 @@ extension TempoRegistry {
     /// - Parameter identifier: The identifier the breaker's calls are made with.
     public func resetCircuitBreaker(identifier: String) {
         let key = GroupKey.name(identifier)
-        let removed = shard(key).tables.withLock { tables in
-            CircuitBreakerEntry.access(&tables) { table, _ in table.removeLive(key) }
-        }
+        let removed = withShard(of: key) { tables in tables.circuitBreakers.removeLive(key) }
         removed?.timer?.cancel()
         guard var entry = removed?.state else { return }
         entry.close()?.notify()
-    }
-}
-
-extension TempoRegistry {
-    /// The breaker entries the tables hold, how many of them are kept idle (left the
-    /// registry), and what breaks their rule, if anything: in every shard, a fresh entry only
-    /// as the kept one, made new and without a timer. For tests.
-    var breakerTablesCheck: (stored: Int, kept: Int, broken: String?) {
-        var stored = 0
-        var kept = 0
-        var broken: String?
-        for (index, shard) in shards.enumerated() {
-            shard.tables.withLock { tables in
-                stored += tables.circuitBreakers.count
-                kept += tables.keptIdleBreakerCount
-                for (key, slot) in tables.circuitBreakers where slot.state.isFresh {
-                    if key != tables.keptIdleBreaker || !slot.state.isKept {
-                        broken = "shard \(index) holds the fresh breaker \(key) without keeping it"
-                    } else if slot.timer != nil || slot.state.window.calls != 0 {
-                        broken = "shard \(index) keeps the breaker \(key) with a timer or calls"
-                    }
-                }
-            }
-        }
-        return (stored, kept, broken)
     }
 }

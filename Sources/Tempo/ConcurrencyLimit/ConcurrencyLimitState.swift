@@ -43,9 +43,6 @@ struct ConcurrencyLimitState<Waiter: Sendable>: Sendable {
     private var queue: [Queued] = []
     private var head = 0
     private var lastID: UInt64 = 0
-    /// Set by the registry on the one entry of a shard it keeps while idle (see
-    /// `TempoRegistry.Tables.keptIdleLimit`); the state's own rules ignore it.
-    var isKept = false
 
     /// How many calls wait.
     var queuedCount: Int { queue.count - head }

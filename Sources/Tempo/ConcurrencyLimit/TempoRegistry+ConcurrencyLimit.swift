@@ -1,34 +1,21 @@
 // The registry's part of `concurrencyLimit`: the key's entry in each shard's table, entering and
 // releasing a slot, the queue timer, withdrawal of a cancelled waiter, and reset. Every
-// transition is a lock and a table update; waiters are woken after the lock is released.
+// transition is a lock and a table update; waiters are woken after the lock is released. A key
+// left idle may stay as its shard's kept idle entry (KeptIdleEntries.swift), which is why these
+// transitions take the shard (`withShard(of:)`) rather than one entry (`enter`); the entry's
+// timer is its own (queue deadlines wake waiters, they run no operation).
 
 /// The entry of one concurrency-limited key.
 typealias LimitEntry = ConcurrencyLimitState<LimitWaiter>
 
-extension Dictionary {
-    /// `removeLive(_:)` for an entry already found: no second hash.
-    fileprivate mutating func removeLive(at index: Index) -> Value {
-        let removed = remove(at: index).value
-        if capacity > 64, count * 8 < capacity {
-            var compact = [Key: Value](minimumCapacity: count)
-            for (key, value) in self { compact[key] = value }
-            self = compact
-        }
-        return removed
-    }
-}
-
-extension ConcurrencyLimitState: RegistryEntry, CallFreeEntry where Waiter == LimitWaiter {
+extension ConcurrencyLimitState: TableEntry where Waiter == LimitWaiter {
     static func access<R>(
         _ tables: inout TempoRegistry.Tables,
         _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
     ) -> R { body(&tables.concurrencyLimits, &tables.ids) }
 
-    // The entry keeps its own timer (see `limitTimerFired`): the generic one has nothing to do.
-    mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) { (nil, nil) }
-    var nextWake: Duration? { nextDeadline }
-    func isIdle(at now: Duration) -> Bool { isIdle }
-    /// The shard's kept idle entry is not listed: only keys with calls running or waiting are.
+    /// An idle entry in a table is its shard's kept one: only keys with calls running or
+    /// waiting are listed.
     var isListed: Bool { !isIdle }
 
     func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
@@ -39,20 +26,8 @@ extension ConcurrencyLimitState: RegistryEntry, CallFreeEntry where Waiter == Li
 }
 
 extension TempoRegistry.Slot where State == LimitEntry {
-    /// Whether the entry is idle, read in place (see `generationInPlace`).
+    /// Whether the entry is idle, read in place (see `timerGenerationInPlace`).
     var isIdleInPlace: Bool { mutating get { state.isIdle } }
-    /// Whether the entry is the one its shard keeps idle, read in place.
-    var isKeptInPlace: Bool { mutating get { state.isKept } }
-}
-
-extension TempoRegistry.Tables {
-    /// 1 when the entry of `keptIdleLimit` is in its table and idle, else 0.
-    var keptIdleLimitCount: Int {
-        guard let key = keptIdleLimit, let slot = concurrencyLimits[key], slot.state.isIdle else {
-            return 0
-        }
-        return 1
-    }
 }
 
 extension TempoRegistry {
@@ -67,7 +42,7 @@ extension TempoRegistry {
         _ key: GroupKey, limit: Int, queueLimit: Int, queueTimeout: Duration?,
         callerToken: SettleToken?
     ) throws(ConcurrencyLimitError) -> LimitAdmission {
-        let (admission, waiter) = shard(key).tables.withLock {
+        let (admission, waiter) = withShard(of: key) {
             tables -> (LimitEntry.Admission, LimitWaiter?) in
             LimitEntry.access(&tables) {
                 table, ids -> (LimitEntry.Admission, LimitWaiter?) in
@@ -87,7 +62,9 @@ extension TempoRegistry {
                     if let index = table.index(forKey: key),
                         let wake = table.values[index].state.nextDeadline
                     {
-                        armLimitTimer(&table.values[index], key: key, wake: wake, ids: &ids)
+                        arm(&table.values[index], key: key, wake: wake, ids: &ids) {
+                            $0.limitTimerFired($1, timerGeneration: $2, at: $3)
+                        }
                     }
                     // Asleep until decided: an advance of a deterministic clock must not wait
                     // for it. Parked here, under the lock, so no decision can come first, and
@@ -119,30 +96,17 @@ extension TempoRegistry {
     func releaseConcurrencyLimit(_ key: GroupKey) {
         // `nil`, the usual case: the key goes on with others running and nobody to admit, or
         // it went idle and its entry is kept.
-        let after = shard(key).tables.withLock { tables -> (admitted: [LimitWaiter], TimerRef?)? in
+        let after = withShard(of: key) { tables -> (admitted: [LimitWaiter], TimerRef?)? in
             guard let index = tables.concurrencyLimits.index(forKey: key) else { return nil }
             // One in-place access: reading the slot back through `values` would copy it.
             let (admitted, idle) = tables.concurrencyLimits.values[index].state
                 .releaseAndCheckIdle()
             guard idle else { return admitted.isEmpty ? nil : (admitted, nil) }
             // Idle (so nobody was admitted): the entry stays, without its timer, as the one the
-            // shard keeps. Unless it already was, the entry kept before leaves the table if it
-            // is idle, or stops being the kept one if it is live again.
+            // shard keeps.
             let timer = tables.concurrencyLimits.values[index].takeTimer()
-            if !tables.concurrencyLimits.values[index].isKeptInPlace {
-                tables.concurrencyLimits.values[index].state.isKept = true
-                // (`previous != key` keeps a stale name, were there ever one, from removing
-                // the entry being kept.)
-                if let previous = tables.keptIdleLimit, previous != key,
-                    let kept = tables.concurrencyLimits.index(forKey: previous)
-                {
-                    if tables.concurrencyLimits.values[kept].isIdleInPlace {
-                        _ = tables.concurrencyLimits.removeLive(at: kept)
-                    } else {
-                        tables.concurrencyLimits.values[kept].state.isKept = false
-                    }
-                }
-                tables.keptIdleLimit = key
+            Tables.keep(key, in: &tables.concurrencyLimits, kept: &tables.keptIdleLimit) {
+                $0.isIdleInPlace
             }
             return timer.map { ([], $0) }
         }
@@ -153,11 +117,9 @@ extension TempoRegistry {
 
     /// The task of the waiter `id` was cancelled: it leaves the queue, unless it was decided.
     func withdrawConcurrencyLimit(_ key: GroupKey, id: UInt64) {
-        let (removed, admitted) = shard(key).tables.withLock { tables in
-            LimitEntry.access(&tables) { table, _ -> (LimitWaiter?, [LimitWaiter]) in
-                guard let index = table.index(forKey: key) else { return (nil, []) }
-                return table.values[index].state.withdraw(id)
-            }
+        let (removed, admitted) = withShard(of: key) { tables -> (LimitWaiter?, [LimitWaiter]) in
+            guard let index = tables.concurrencyLimits.index(forKey: key) else { return (nil, []) }
+            return tables.concurrencyLimits.values[index].state.withdraw(id)
         }
         if let removed { decide(removed, .cancelled) }
         for waiter in admitted { decide(waiter, .admitted) }
@@ -175,48 +137,31 @@ extension TempoRegistry {
         }
     }
 
-    /// Makes sure the key's timer wakes no later than `wake`. Called with the lock held.
-    private func armLimitTimer(
-        _ slot: inout Slot<LimitEntry>, key: GroupKey, wake: Duration, ids: inout IDSource
-    ) {
-        if slot.timer != nil, slot.timerDeadline <= wake { return }
-        slot.timer?.cancel()
-        let generation = ids.next()
-        slot.generation = generation
-        slot.timerDeadline = wake
-        timerCount.add(1, ordering: .relaxed)
-        slot.timer = clock.startTimer(at: wake) { [self] now in
-            firing { limitTimerFired(key, generation: generation, at: now) }
-        }
-    }
-
     /// The key's timer fired: waiters whose queue deadline came leave with a timeout. Returns
     /// when to fire next, or `nil` to end the timer.
-    private func limitTimerFired(_ key: GroupKey, generation: UInt64, at now: Duration)
+    private func limitTimerFired(_ key: GroupKey, timerGeneration: UInt64, at now: Duration)
         -> Duration?
     {
-        let (expired, admitted, next) = shard(key).tables.withLock { tables in
-            LimitEntry.access(&tables) {
-                table, _ -> ([LimitWaiter], [LimitWaiter], Duration?) in
-                guard let index = table.index(forKey: key),
-                    table.values[index].generationInPlace == generation
-                else { return ([], [], nil) }
-                let (expired, admitted) = table.values[index].state.expire(at: now)
-                let next = table.values[index].state.nextDeadline
-                if table.values[index].state.isIdle {
-                    // A timer that fired as its entry went idle and was kept: it stays kept.
-                    if table.values[index].isKeptInPlace {
-                        table.values[index].timer = nil
-                    } else {
-                        _ = table.removeLive(key)
-                    }
-                } else if let next {
-                    table.values[index].timerDeadline = next
+        let (expired, admitted, next) = withShard(of: key) {
+            tables -> ([LimitWaiter], [LimitWaiter], Duration?) in
+            guard let index = tables.concurrencyLimits.index(forKey: key),
+                tables.concurrencyLimits.values[index].timerGenerationInPlace == timerGeneration
+            else { return ([], [], nil) }
+            let (expired, admitted) = tables.concurrencyLimits.values[index].state.expire(at: now)
+            let next = tables.concurrencyLimits.values[index].state.nextDeadline
+            if tables.concurrencyLimits.values[index].isIdleInPlace {
+                // A timer that fired as its entry went idle and was kept: it stays kept.
+                if tables.keptIdleLimit == key {
+                    tables.concurrencyLimits.values[index].timer = nil
                 } else {
-                    table.values[index].timer = nil
+                    tables.concurrencyLimits.removeLive(at: index)
                 }
-                return (expired, admitted, next)
+            } else if let next {
+                tables.concurrencyLimits.values[index].timerDeadline = next
+            } else {
+                tables.concurrencyLimits.values[index].timer = nil
             }
+            return (expired, admitted, next)
         }
         for waiter in expired { decide(waiter, .timedOut) }
         for waiter in admitted { decide(waiter, .admitted) }
@@ -226,50 +171,18 @@ extension TempoRegistry {
     /// Empties the queue of `key`: each waiter throws ``ConcurrencyLimitError/reset``.
     /// Running calls keep their slots until they end.
     func resetConcurrencyLimit(_ key: GroupKey) {
-        let (waiters, timer) = shard(key).tables.withLock { tables in
-            let (waiters, timer, keptRemoved) = LimitEntry.access(&tables) {
-                table, _ -> ([LimitWaiter], TimerRef?, Bool) in
-                guard let index = table.index(forKey: key) else { return ([], nil, false) }
-                let waiters = table.values[index].state.removeWaiters()
-                let timer = table.values[index].takeTimer()
-                guard table.values[index].isIdleInPlace else { return (waiters, timer, false) }
-                let removed = table.removeLive(at: index)
-                return (waiters, timer, removed.state.isKept)
+        let (waiters, timer) = withShard(of: key) { tables -> ([LimitWaiter], TimerRef?) in
+            guard let index = tables.concurrencyLimits.index(forKey: key) else { return ([], nil) }
+            let waiters = tables.concurrencyLimits.values[index].state.removeWaiters()
+            let timer = tables.concurrencyLimits.values[index].takeTimer()
+            guard tables.concurrencyLimits.values[index].isIdleInPlace else {
+                return (waiters, timer)
             }
-            if keptRemoved { tables.keptIdleLimit = nil }
+            tables.concurrencyLimits.removeLive(at: index)
+            if tables.keptIdleLimit == key { tables.keptIdleLimit = nil }
             return (waiters, timer)
         }
         timer?.cancel()
         for waiter in waiters { decide(waiter, .reset) }
-    }
-}
-
-extension TempoRegistry {
-    /// The concurrency-limit entries the tables hold, how many of them are kept idle, and what
-    /// breaks their rule, if anything: in every shard, an idle entry only as the kept one, and
-    /// without a timer. For tests.
-    var limitTablesCheck: (stored: Int, kept: Int, broken: String?) {
-        var stored = 0
-        var kept = 0
-        var broken: String?
-        for (index, shard) in shards.enumerated() {
-            shard.tables.withLock { tables in
-                stored += tables.concurrencyLimits.count
-                kept += tables.keptIdleLimitCount
-                for (key, slot) in tables.concurrencyLimits
-                where slot.state.isIdle && key != tables.keptIdleLimit {
-                    broken = "shard \(index) holds the idle entry \(key) without keeping it"
-                }
-                for (key, slot) in tables.concurrencyLimits
-                where slot.state.isIdle && slot.timer != nil {
-                    broken = "shard \(index) keeps the idle entry \(key) with a timer"
-                }
-                for (key, slot) in tables.concurrencyLimits
-                where slot.state.isKept != (key == tables.keptIdleLimit) {
-                    broken = "shard \(index): the entry \(key) is marked kept wrongly"
-                }
-            }
-        }
-        return (stored, kept, broken)
     }
 }

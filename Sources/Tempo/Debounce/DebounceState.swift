@@ -16,12 +16,19 @@
 /// - `.leading` (leading only): a call that finds no quiet window runs at once; any other call
 ///   is dropped. Every call (re)starts the quiet window. Nothing is ever pending.
 struct DebounceState<Payload> {
-    /// The call waiting for its quiet window to pass.
-    private(set) var pending: Payload?
-    /// When `pending` runs.
-    private(set) var deadline: Duration = .zero
-    private var pendingDuration: Duration = .zero
-    private var pendingOption: DebounceOptions = .default
+    /// The call waiting for its quiet window to pass, with what only a waiting call has.
+    struct Pending {
+        var payload: Payload
+        /// When it runs.
+        var deadline: Duration
+        /// Its call's duration and mode: a `.runFirst` call that runs opens a quiet window of
+        /// `duration`.
+        var duration: Duration
+        var option: DebounceOptions
+    }
+
+    /// The waiting call, if there is one.
+    private(set) var pending: Pending?
     /// Where `maxWait` counts from: the group's latest run, or the call that found it idle,
     /// whichever came later.
     private var maxWaitFrom: Duration = .zero
@@ -37,7 +44,7 @@ struct DebounceState<Payload> {
         var runNow: Payload?
         /// A call that will never run: the pending call this call replaced, or this call itself
         /// when `.leading` drops it.
-        var replaced: Payload?
+        var dropped: Payload?
         /// The earliest instant the group needs looking at again.
         var wake: Duration
     }
@@ -56,7 +63,7 @@ struct DebounceState<Payload> {
     }
 
     /// When the pending call runs, if there is one.
-    var pendingDeadline: Duration? { pending == nil ? nil : deadline }
+    var pendingDeadline: Duration? { pending?.deadline }
 
     /// A call at `now` with a positive `duration`. `maxWait` is used by the trailing modes when
     /// positive; below `duration` it counts as `duration`. Always inlined into the registry's
@@ -68,7 +75,7 @@ struct DebounceState<Payload> {
         payload: Payload
     ) -> CallResult {
         var result = CallResult(wake: .zero)
-        if pending != nil, deadline <= now { result.catchUp = takeDue() }
+        if let due = pending?.deadline, due <= now { result.catchUp = takeDue() }
         if let q = quietUntil, now >= q { quietUntil = nil }
         if pending == nil, quietUntil == nil { maxWaitFrom = now }
 
@@ -77,32 +84,31 @@ struct DebounceState<Payload> {
             if pending == nil, quietUntil == nil {
                 result.runNow = payload
             } else {
-                result.replaced = payload
+                result.dropped = payload
             }
             quietUntil = max(quietUntil ?? now, now.adding(duration))
         case .runFirst where pending == nil && quietUntil == nil:
             result.runNow = payload
             quietUntil = now.adding(duration)
         case .default, .runFirst:
-            result.replaced = pending
-            pending = payload
-            deadline = now.adding(duration)
+            var deadline = now.adding(duration)
             if let maxWait, maxWait > .zero {
                 deadline = min(deadline, maxWaitFrom.adding(max(maxWait, duration)))
             }
-            pendingDuration = duration
-            pendingOption = option
+            result.dropped = pending.take()?.payload
+            pending = Pending(
+                payload: payload, deadline: deadline, duration: duration, option: option)
         }
         // Every branch that leaves nothing pending opened a quiet window.
-        result.wake = pending != nil ? deadline : (quietUntil ?? now)
+        result.wake = pending?.deadline ?? quietUntil ?? now
         return result
     }
 
     /// The timer woke at `now`.
     mutating func fire(at now: Duration) -> FireResult {
         var result = FireResult()
-        if pending != nil {
-            if deadline > now { return FireResult(run: nil, next: deadline) }
+        if let due = pending?.deadline {
+            if due > now { return FireResult(run: nil, next: due) }
             result.run = takeDue()
         }
         if let q = quietUntil, q > now { result.next = q } else { quietUntil = nil }
@@ -114,31 +120,32 @@ struct DebounceState<Payload> {
     /// returned as `due`: it runs, as it would have a moment earlier.
     mutating func cancel(at now: Duration) -> (due: Payload?, dropped: Payload?) {
         defer { self = DebounceState() }
-        guard pending != nil else { return (nil, nil) }
-        return deadline <= now ? (pending, nil) : (nil, pending)
+        guard let pending else { return (nil, nil) }
+        return pending.deadline <= now ? (pending.payload, nil) : (nil, pending.payload)
     }
 
     /// Removes the pending call (a withdrawn ticket), returning it.
     mutating func cancelPending() -> Payload? {
-        defer { pending = nil }
-        return pending
+        pending.take()?.payload
     }
 
     /// Runs the pending call now (flush), as if its deadline had come at `now`.
     mutating func flush(at now: Duration) -> Payload? {
-        guard pending != nil else { return nil }
-        deadline = min(deadline, now)
+        guard let due = pending?.deadline else { return nil }
+        pending?.deadline = min(due, now)
         return takeDue()
     }
 
+    /// Takes the pending call, which is due: `maxWait` counts from its deadline from now on,
+    /// and a `.runFirst` call opens its quiet window there.
     private mutating func takeDue() -> Payload? {
-        let due = pending
-        pending = nil
-        maxWaitFrom = deadline
-        if pendingOption == .runFirst { quietUntil = deadline.adding(pendingDuration) }
-        return due
+        guard let due = pending.take() else { return nil }
+        maxWaitFrom = due.deadline
+        if due.option == .runFirst { quietUntil = due.deadline.adding(due.duration) }
+        return due.payload
     }
 }
 
+extension DebounceState.Pending: Sendable where Payload: Sendable {}
 extension DebounceState: Sendable where Payload: Sendable {}
 extension DebounceState.CallResult: Sendable where Payload: Sendable {}

@@ -1,7 +1,7 @@
 // A debounce group in the registry: its state machine as a registry entry, and the call that
 // enters it.
 
-extension DebounceState: RegistryEntry where Payload == Operation {
+extension DebounceState: TableEntry, TimedEntry, CallEntry, GroupEntry where Payload == Operation {
     static func access<R>(
         _ tables: inout TempoRegistry.Tables,
         _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
@@ -15,7 +15,7 @@ extension DebounceState: RegistryEntry where Payload == Operation {
     var nextWake: Duration? { quietUntil }
 
     mutating func withdraw(_ ticket: Ticket) -> Bool {
-        guard pending?.isTicket(ticket) == true else { return false }
+        guard pending?.payload.isTicket(ticket) == true else { return false }
         _ = cancelPending()
         return true
     }
@@ -47,7 +47,7 @@ extension TempoRegistry {
             $0.call(
                 at: now, duration: duration, option: option, maxWait: maxWait, payload: operation)
         }
-        result.replaced?.discard()
+        result.dropped?.discard()
         result.catchUp?.launch(clock)
         let task = result.runNow?.launchReturningTask(clock)
         // During a drain nothing waits: the call left pending runs now (see `drain(within:)`).

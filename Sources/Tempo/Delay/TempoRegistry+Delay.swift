@@ -19,7 +19,7 @@ struct DelayState: Sendable {
     }
 }
 
-extension DelayState: RegistryEntry {
+extension DelayState: CallEntry {
     static func access<R>(
         _ tables: inout TempoRegistry.Tables,
         _ body: (inout [UInt64: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
@@ -36,11 +36,6 @@ extension DelayState: RegistryEntry {
         return deadline <= now ? (operation, nil) : (nil, operation)
     }
 
-    /// A delay is never flushed.
-    mutating func flush(at now: Duration) -> Operation? { nil }
-
-    var nextWake: Duration? { operation == nil ? nil : deadline }
-
     mutating func withdraw(_ ticket: Ticket) -> Bool {
         guard operation?.isTicket(ticket) == true else { return false }
         operation = nil
@@ -48,8 +43,6 @@ extension DelayState: RegistryEntry {
     }
 
     func isIdle(at now: Duration) -> Bool { operation == nil }
-
-    var pendingDeadline: Duration? { operation == nil ? nil : deadline }
 
     func snapshotEntry(key: UInt64, now: Duration) -> TempoSnapshot.Entry {
         TempoSnapshot.Entry(

@@ -70,7 +70,7 @@ extension TempoRegistry {
         let until = now.adding(after)
         if let window = limit.window, window.permits > 0 {
             _ = enter(
-                WindowLimitEntry.self, key, ticket: nil,
+                WindowLimitEntry.self, key,
                 new: { WindowLimitEntry(permits: window.permits, span: window.span) }
             ) { state in
                 state.hold(until: until)
@@ -78,7 +78,7 @@ extension TempoRegistry {
             }
         } else if let bucket = limit.bucket, bucket.burst > 0 {
             _ = enter(
-                RateLimitEntry.self, key, ticket: nil,
+                RateLimitEntry.self, key,
                 new: { RateLimitEntry(now: now, refill: bucket.refill, burst: bucket.burst) }
             ) { state in
                 state.hold(until: until, at: now)

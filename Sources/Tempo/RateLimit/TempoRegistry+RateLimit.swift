@@ -50,7 +50,7 @@ extension RateLimitState.Settled where Waiter == PermitWaiter {
     }
 }
 
-extension RateLimitState: RegistryEntry where Waiter == PermitWaiter {
+extension RateLimitState: TableEntry, TimedEntry where Waiter == PermitWaiter {
     static func access<R>(
         _ tables: inout TempoRegistry.Tables,
         _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
@@ -68,24 +68,6 @@ extension RateLimitState: RegistryEntry where Waiter == PermitWaiter {
 
     func keepsWhenTimerEnds(at now: Duration) -> Bool { !isIdle(at: now) }
 
-    /// Not reached (`cancelAll` leaves rate limits alone); if it were, the waiters would throw
-    /// `CancellationError`, not wait forever.
-    mutating func cancel(at now: Duration) -> (due: Operation?, dropped: Operation?) {
-        let waiters = removeAll(at: now)
-        guard !waiters.isEmpty else { return (nil, nil) }
-        return (
-            .sync(
-                { for w in waiters { w.fail(CancellationError()) } },
-                .taskContext), nil
-        )
-    }
-
-    mutating func flush(at now: Duration) -> Operation? { nil }
-    /// Read only after a flush that ran something; a rate limit's flush runs nothing.
-    var nextWake: Duration? { nil }
-    mutating func withdraw(_ ticket: Ticket) -> Bool { false }
-    var pendingDeadline: Duration? { nil }
-
     func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
         TempoSnapshot.Entry(
             kind: .rateLimit, key: key.description,
@@ -96,7 +78,7 @@ extension RateLimitState: RegistryEntry where Waiter == PermitWaiter {
 
 /// A rate-limited key's entry, a token bucket or a window: a FIFO queue of ``PermitWaiter``s in
 /// front of a meter. The wait, its cancellation and a reset go through this, for both.
-protocol PermitQueueEntry: RegistryEntry where Key == GroupKey {
+protocol PermitQueueEntry: TimedEntry where Key == GroupKey {
     /// What a call asks for.
     associatedtype Request: Sendable
     /// A call at `now`: admitted at once, or not (nothing changes then).
@@ -105,6 +87,8 @@ protocol PermitQueueEntry: RegistryEntry where Key == GroupKey {
     mutating func enqueue(_ waiter: PermitWaiter, request: Request, deadline: Duration?) -> UInt64
     /// When the key's timer must wake; `nil`: no timer is needed.
     func timerWake(at now: Duration) -> Duration?
+    /// Nobody waits and nothing is counted at `now`: the key can leave its table.
+    func isIdle(at now: Duration) -> Bool
     /// Removes waiter `id` if it still waits, and admits whoever it held up.
     mutating func withdraw(_ id: UInt64, at now: Duration) -> (
         PermitWaiter, RateLimitEntry.Settled
@@ -156,7 +140,7 @@ extension TempoRegistry {
         let now = clock.now()
         let ask = RateLimitEntry.Ask(weight: weight, burst: bucket.burst, refill: bucket.refill)
         return enter(
-            RateLimitEntry.self, key, ticket: nil,
+            RateLimitEntry.self, key,
             new: { RateLimitEntry(now: now, refill: bucket.refill, burst: bucket.burst) }
         ) { state in
             let decision = state.call(
@@ -203,7 +187,7 @@ extension TempoRegistry {
             try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
                 let now = clock.now()
                 let outcome = enter(
-                    Entry.self, key, ticket: nil, new: { new(now) }
+                    Entry.self, key, new: { new(now) }
                 ) { state -> RateLimitCall<RateLimitWaitOutcome> in
                     // A cancel before this point found no waiter: it is seen here instead.
                     if Task.isCancelled {
@@ -276,7 +260,7 @@ extension TempoRegistry {
         _: Entry.Type, _ key: GroupKey, _ change: (inout Entry, Duration) -> R?
     ) -> R? {
         let now = clock.now()
-        let (result, timer) = shard(key).tables.withLock { tables in
+        let (result, timer) = withShard(of: key) { tables in
             Entry.access(&tables) { table, ids -> (R?, TimerRef?) in
                 guard var slot = table[key], let result = change(&slot.state, now) else {
                     return (nil, nil)

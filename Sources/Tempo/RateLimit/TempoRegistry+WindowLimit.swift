@@ -4,7 +4,7 @@
 
 typealias WindowLimitEntry = WindowLimitState<PermitWaiter>
 
-extension WindowLimitState: RegistryEntry where Waiter == PermitWaiter {
+extension WindowLimitState: TableEntry, TimedEntry where Waiter == PermitWaiter {
     static func access<R>(
         _ tables: inout TempoRegistry.Tables,
         _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
@@ -18,20 +18,6 @@ extension WindowLimitState: RegistryEntry where Waiter == PermitWaiter {
     /// A key whose next instant is past the clock's end stays, with no timer: its starts still
     /// count.
     func keepsWhenTimerEnds(at now: Duration) -> Bool { !isIdle(at: now) }
-
-    /// Not reached (`cancelAll` leaves rate limits alone); if it were, the waiters would throw
-    /// `CancellationError`, not wait forever.
-    mutating func cancel(at now: Duration) -> (due: Operation?, dropped: Operation?) {
-        let waiters = removeAll(at: now)
-        guard !waiters.isEmpty else { return (nil, nil) }
-        return (.sync({ for w in waiters { w.fail(CancellationError()) } }, .taskContext), nil)
-    }
-
-    mutating func flush(at now: Duration) -> Operation? { nil }
-    /// Read only after a flush that ran something; a window limit's flush runs nothing.
-    var nextWake: Duration? { nil }
-    mutating func withdraw(_ ticket: Ticket) -> Bool { false }
-    var pendingDeadline: Duration? { nil }
 
     /// The same row as a token bucket's: the starts free now, when the next one is, and the
     /// waiters.
@@ -62,7 +48,7 @@ extension TempoRegistry {
     func enterWindowLimit(_ key: GroupKey, ask: WindowLimitEntry.Ask) -> RateLimitEntry.Decision {
         let now = clock.now()
         return enter(
-            WindowLimitEntry.self, key, ticket: nil,
+            WindowLimitEntry.self, key,
             new: { WindowLimitEntry(permits: ask.permits, span: ask.span) }
         ) { state in
             let decision = state.call(at: now, ask: ask)

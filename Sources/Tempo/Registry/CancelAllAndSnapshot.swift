@@ -1,5 +1,5 @@
-// What visits every shard: `cancelAll()` and `snapshot()`, each written once over every kind
-// of entry.
+// What visits every shard: `cancelAll()`, written once over the kinds that hold a caller's
+// call (debounce, throttle, delay), and `snapshot()`, over every kind of entry.
 
 extension TempoRegistry {
     /// Cancels every pending debounce, throttle and delay call of this registry. Operations
@@ -15,12 +15,10 @@ extension TempoRegistry {
     public func cancelAll() {
         let now = clock.now()
         var ended = EndedEntries()
-        for shard in shards {
-            shard.tables.withLock { tables in
-                ended.take(DebounceState<Operation>.self, from: &tables, at: now)
-                ended.take(ThrottleState<Operation>.self, from: &tables, at: now)
-                ended.take(DelayState.self, from: &tables, at: now)
-            }
+        forEachShard { tables in
+            ended.take(DebounceState<Operation>.self, from: &tables, at: now)
+            ended.take(ThrottleState<Operation>.self, from: &tables, at: now)
+            ended.take(DelayState.self, from: &tables, at: now)
         }
         for timer in ended.timers { timer.cancel() }
         for operation in ended.dropped { operation.discard() }
@@ -35,7 +33,7 @@ extension TempoRegistry {
         var dropped: [Operation] = []
 
         /// Ends every entry of one kind in a shard and empties its table.
-        mutating func take<Entry: RegistryEntry>(
+        mutating func take<Entry: CallEntry>(
             _: Entry.Type, from tables: inout Tables, at now: Duration
         ) {
             Entry.access(&tables) { table, _ in
@@ -67,25 +65,23 @@ extension TempoRegistry {
     public func snapshot() -> TempoSnapshot {
         let now = clock.now()
         var entries: [TempoSnapshot.Entry] = []
-        func add<Entry: RegistryEntry>(_: Entry.Type, from tables: inout Tables) {
+        func add<Entry: TableEntry>(_: Entry.Type, from tables: inout Tables) {
             Entry.access(&tables) { table, _ in
                 for (key, slot) in table where slot.state.isListed {
                     entries.append(slot.state.snapshotEntry(key: key, now: now))
                 }
             }
         }
-        for shard in shards {
-            shard.tables.withLock { tables in
-                add(DebounceState<Operation>.self, from: &tables)
-                add(ThrottleState<Operation>.self, from: &tables)
-                add(DelayState.self, from: &tables)
-                add(RunningWork.self, from: &tables)
-                add(RateLimitEntry.self, from: &tables)
-                add(WindowLimitEntry.self, from: &tables)
-                add(ConcurrencyLimitState<LimitWaiter>.self, from: &tables)
-                add(RetryBudgetState.self, from: &tables)
-                add(CircuitBreakerEntry.self, from: &tables)
-            }
+        forEachShard { tables in
+            add(DebounceState<Operation>.self, from: &tables)
+            add(ThrottleState<Operation>.self, from: &tables)
+            add(DelayState.self, from: &tables)
+            add(RunningWork.self, from: &tables)
+            add(RateLimitEntry.self, from: &tables)
+            add(WindowLimitEntry.self, from: &tables)
+            add(ConcurrencyLimitState<LimitWaiter>.self, from: &tables)
+            add(RetryBudgetState.self, from: &tables)
+            add(BreakerState.self, from: &tables)
         }
         entries.sort { ($0.kind.rawValue, $0.key) < ($1.kind.rawValue, $1.key) }
         return TempoSnapshot(

@@ -1,12 +1,22 @@
-// The one way every helper enters the registry, and the one way each entry is fired,
-// withdrawn, cancelled, flushed and read. A helper brings its entry type (its state machine
-// conformed to `RegistryEntry` in its own folder) and its call's transition; the code here
-// takes the shard's lock, applies the transition in place, keeps the entry's timer in step and
-// hands back what the caller must launch or discard outside the lock.
+// How the helpers reach the registry's tables. Every shard's lock is taken in this file, and
+// only here, through one of two doors:
+// - `enter` (and `enterNew`): a call applied to one entry. The transition runs in place under
+//   the lock, the entry's timer is kept in step, and what the call must launch or discard comes
+//   back to be carried out after the lock. Debounce, throttle, delay, running work, and a
+//   rate or window limit's call take this door; a timer's firing, a withdrawn ticket, a
+//   cancel, a flush and a read of the pending call are written here once for them.
+// - `withShard(of:)`: the whole shard under its lock, for a transition the first door does not
+//   fit: one that touches a second key of the shard (the idle entry a shard keeps for
+//   concurrency limits and for circuit breakers, see KeptIdleEntries.swift), one that keeps an
+//   entry's index across steps, or one whose entry leaves its table by rules of its own (a
+//   retry budget, a rate limit's controls). Concurrency limits, circuit breakers, retry
+//   budgets, rate-limit controls and named repeats take it.
+// `forEachShard` visits every shard for the whole-registry verbs (`cancelAll`, `snapshot`,
+// `flushAll`, the counts). Code elsewhere reaches a shard's tables only through these.
 
-/// What the registry keeps under one key of one of its tables: a debounce or throttle group, a
-/// pending delay, or a record of running work.
-protocol RegistryEntry: Sendable {
+/// What the registry keeps under one key of one of its tables: how to find that table in a
+/// shard, and how ``TempoRegistry/snapshot()`` shows the entry. Every kind conforms.
+protocol TableEntry: Sendable {
     /// What the entry is filed under: a ``GroupKey``, or an id for entries that have none.
     associatedtype Key: ShardKey
 
@@ -16,58 +26,62 @@ protocol RegistryEntry: Sendable {
         _ body: (inout [Key: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
     ) -> R
 
+    /// The entry as ``TempoRegistry/snapshot()`` shows it.
+    func snapshotEntry(key: Key, now: Duration) -> TempoSnapshot.Entry
+
+    /// Whether ``TempoRegistry/snapshot()`` lists the entry: every entry in a table but the idle
+    /// one a shard may keep (see KeptIdleEntries.swift).
+    var isListed: Bool { get }
+}
+
+extension TableEntry {
+    var isListed: Bool { true }
+}
+
+/// An entry whose timer the registry's generic firing serves (`arm`, `fired`): every kind but
+/// running work (no timer) and a concurrency limit (a timer of its own, for queue deadlines).
+protocol TimedEntry: TableEntry {
     /// The entry's timer fired at `now`: what runs, and when to fire next (`nil`: the entry is
     /// done and leaves the table, unless ``keepsWhenTimerEnds(at:)``).
     mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?)
 
     /// After its timer fired at `now` and asked for no next wake: whether the entry stays in
     /// its table, without a timer (a later call arms a new one). `false` for every kind but a
-    /// circuit breaker and a rate limit (token bucket or window), whose timer only forgets what
-    /// has aged: one whose next instant lies past the clock's end stays this way.
+    /// circuit breaker, a retry budget and a rate limit (token bucket or window), whose timer
+    /// only forgets what has aged: one whose next instant lies past the clock's end stays this
+    /// way.
     func keepsWhenTimerEnds(at now: Duration) -> Bool
+}
 
+extension TimedEntry {
+    func keepsWhenTimerEnds(at now: Duration) -> Bool { false }
+}
+
+/// An entry that holds a caller's call, waiting for its instant: a debounce or throttle group,
+/// a pending delay. `cancelAll` and a cancel end it; a `Task`-returning call whose task is
+/// cancelled takes its call back.
+protocol CallEntry: TimedEntry {
     /// Ends the entry (`cancelAll`, or cancel by key): the call whose instant has come runs
     /// (`due`), the one still waiting never does (`dropped`).
     mutating func cancel(at now: Duration) -> (due: Operation?, dropped: Operation?)
-
-    /// Runs the waiting call now, if there is one; the entry stays until ``isIdle(at:)``.
-    mutating func flush(at now: Duration) -> Operation?
-
-    /// When the entry's timer must wake after a flush left it live.
-    var nextWake: Duration? { get }
 
     /// Removes the waiting call if it is `ticket`'s (its task was cancelled); `false` if not.
     mutating func withdraw(_ ticket: Ticket) -> Bool
 
     /// Nothing waiting and no window open: the entry can leave its table.
     func isIdle(at now: Duration) -> Bool
+}
+
+/// A debounce or throttle group: its waiting call can be run early (a flush), and read.
+protocol GroupEntry: CallEntry {
+    /// Runs the waiting call now, if there is one; the entry stays until ``isIdle(at:)``.
+    mutating func flush(at now: Duration) -> Operation?
+
+    /// When the entry's timer must wake after a flush left it live.
+    var nextWake: Duration? { get }
 
     /// When the waiting call runs, if there is one.
     var pendingDeadline: Duration? { get }
-
-    /// The entry as ``TempoRegistry/snapshot()`` shows it.
-    func snapshotEntry(key: Key, now: Duration) -> TempoSnapshot.Entry
-
-    /// Whether ``TempoRegistry/snapshot()`` lists the entry: every entry in a table but the one
-    /// idle concurrency-limit entry a shard may keep (see `Tables.keptIdleLimit`).
-    var isListed: Bool { get }
-}
-
-extension RegistryEntry {
-    var isListed: Bool { true }
-    func keepsWhenTimerEnds(at now: Duration) -> Bool { false }
-}
-
-/// An entry that holds no caller's call: a running helper, a rate or concurrency limit's
-/// state, a breaker, a budget. `cancelAll`, a flush and a withdrawn ticket find nothing of it
-/// to run, drop or take back.
-protocol CallFreeEntry: RegistryEntry {}
-
-extension CallFreeEntry {
-    mutating func cancel(at now: Duration) -> (due: Operation?, dropped: Operation?) { (nil, nil) }
-    mutating func flush(at now: Duration) -> Operation? { nil }
-    mutating func withdraw(_ ticket: Ticket) -> Bool { false }
-    var pendingDeadline: Duration? { nil }
 }
 
 /// What a call's transition returns: whether, and when, its entry's timer must wake.
@@ -84,18 +98,37 @@ extension TransitionResult {
 }
 
 extension TempoRegistry {
+    // MARK: The first door: a call on one entry
+
     /// Applies a call to the entry under `key` (a new entry made by `new` when none is live),
     /// in place and under the shard's lock, and makes sure the entry's timer wakes no later
-    /// than the transition asks. A call that carries a `ticket` is told how to withdraw it.
-    /// Returns the transition's result, which the caller carries out outside the lock.
+    /// than the transition asks. Returns the transition's result, which the caller carries out
+    /// outside the lock.
     @inline(__always)
-    func enter<Entry: RegistryEntry, Result: TransitionResult>(
+    func enter<Entry: TimedEntry, Result: TransitionResult>(
+        _: Entry.Type, _ key: Entry.Key, new: () -> Entry, _ transition: (inout Entry) -> Result
+    ) -> Result {
+        shard(key).tables.withLock { tables in
+            Entry.access(&tables) { table, ids in
+                enterLocked(&table, &ids, key, new: new, transition)
+            }
+        }
+    }
+
+    /// ``enter(_:_:new:_:)`` for a call that carries a `ticket` (a `Task`-returning call):
+    /// under the same lock, the ticket is told how to take the call back, so a cancel that
+    /// comes at any moment after finds the call in its entry.
+    @inline(__always)
+    func enter<Entry: CallEntry, Result: TransitionResult>(
         _: Entry.Type, _ key: Entry.Key, ticket: Ticket?, new: () -> Entry,
         _ transition: (inout Entry) -> Result
     ) -> Result {
         shard(key).tables.withLock { tables in
             Entry.access(&tables) { table, ids in
-                enterLocked(&table, &ids, key, ticket: ticket, new: new, transition)
+                if let ticket {
+                    ticket.setWithdrawal { [self] in withdraw(Entry.self, $0, key: key) }
+                }
+                return enterLocked(&table, &ids, key, new: new, transition)
             }
         }
     }
@@ -103,33 +136,45 @@ extension TempoRegistry {
     /// ``enter(_:_:ticket:new:_:)`` for an entry filed under a new id of `shard`, for entries
     /// that have no key of their own (many may wait at one call site). Returns the id too.
     @inline(__always) @discardableResult
-    func enterNew<Entry: RegistryEntry, Result: TransitionResult>(
+    func enterNew<Entry: CallEntry, Result: TransitionResult>(
         _: Entry.Type, in shard: Shard, ticket: Ticket?, new: () -> Entry,
         _ transition: (inout Entry) -> Result
     ) -> (id: UInt64, result: Result) where Entry.Key == UInt64 {
         shard.tables.withLock { tables in
             Entry.access(&tables) { table, ids in
                 let id = ids.next()
-                return (id, enterLocked(&table, &ids, id, ticket: ticket, new: new, transition))
+                if let ticket {
+                    ticket.setWithdrawal { [self] in withdraw(Entry.self, $0, key: id) }
+                }
+                return (id, enterLocked(&table, &ids, id, new: new, transition))
             }
         }
     }
 
-    /// The body of every entry: called with the shard's lock held.
-    @inline(__always)
-    private func enterLocked<Entry: RegistryEntry, Result: TransitionResult>(
-        _ table: inout [Entry.Key: Slot<Entry>], _ ids: inout IDSource, _ key: Entry.Key,
-        ticket: Ticket?, new: () -> Entry, _ transition: (inout Entry) -> Result
-    ) -> Result {
-        if let ticket {
-            ticket.setWithdrawal { [self] in withdraw(Entry.self, $0, key: key) }
+    /// Files `entry`, which needs no timer, under a new id of `shard`; returns the id.
+    func insertNew<Entry: TableEntry>(_ entry: Entry, in shard: Shard) -> UInt64
+    where Entry.Key == UInt64 {
+        shard.tables.withLock { tables in
+            Entry.access(&tables) { table, ids in
+                let id = ids.next()
+                table[id] = Slot(state: entry)
+                return id
+            }
         }
+    }
+
+    /// The body of every call: called with the shard's lock held.
+    @inline(__always)
+    private func enterLocked<Entry: TimedEntry, Result: TransitionResult>(
+        _ table: inout [Entry.Key: Slot<Entry>], _ ids: inout IDSource, _ key: Entry.Key,
+        new: () -> Entry, _ transition: (inout Entry) -> Result
+    ) -> Result {
         // One hash: the slot is updated in place (a new entry starts with a new slot).
-        return apply(transition, to: &table[key, default: Slot(state: new())], key: key, ids: &ids)
+        apply(transition, to: &table[key, default: Slot(state: new())], key: key, ids: &ids)
     }
 
     @inline(__always)
-    private func apply<Entry: RegistryEntry, Result: TransitionResult>(
+    private func apply<Entry: TimedEntry, Result: TransitionResult>(
         _ transition: (inout Entry) -> Result, to slot: inout Slot<Entry>, key: Entry.Key,
         ids: inout IDSource
     ) -> Result {
@@ -139,30 +184,49 @@ extension TempoRegistry {
         return result
     }
 
-    /// Makes sure an entry's timer wakes no later than `wake`. Called with the lock held.
-    func arm<Entry: RegistryEntry>(
+    // MARK: Timers
+
+    /// Makes sure an entry's timer wakes no later than `wake`; when it fires, the registry's
+    /// generic firing (`fired`) applies the entry's ``TimedEntry/timerFired(at:)``. Called with
+    /// the lock held.
+    func arm<Entry: TimedEntry>(
         _ slot: inout Slot<Entry>, key: Entry.Key, wake: Duration, ids: inout IDSource
+    ) {
+        arm(&slot, key: key, wake: wake, ids: &ids) { registry, key, generation, now in
+            registry.fired(Entry.self, key, timerGeneration: generation, at: now)
+        }
+    }
+
+    /// Makes sure an entry's timer wakes no later than `wake`; when it fires, `fire` gets the
+    /// registry, the key, the timer's generation and the instant, and returns when to fire
+    /// next (`nil`: the timer ends). For an entry that serves its own timer (a concurrency
+    /// limit's queue deadlines). Called with the lock held.
+    func arm<Entry: TableEntry>(
+        _ slot: inout Slot<Entry>, key: Entry.Key, wake: Duration, ids: inout IDSource,
+        fire: @escaping @Sendable (TempoRegistry, Entry.Key, UInt64, Duration) -> Duration?
     ) {
         if slot.timer != nil, slot.timerDeadline <= wake { return }
         slot.timer?.cancel()
         let generation = ids.next()
-        slot.generation = generation
+        slot.timerGeneration = generation
         slot.timerDeadline = wake
         timerCount.add(1, ordering: .relaxed)
         slot.timer = clock.startTimer(at: wake) { [self] now in
-            firing { fired(Entry.self, key, generation: generation, at: now) }
+            firing { fire(self, key, generation, now) }
         }
     }
 
-    /// An entry's timer fired: applies its `fire` transition under the lock (unless the timer
-    /// is stale: another generation), keeps or removes the entry, and launches what is due
-    /// outside the lock. Returns when to fire next, or `nil` to end the timer.
-    private func fired<Entry: RegistryEntry>(
-        _: Entry.Type, _ key: Entry.Key, generation: UInt64, at now: Duration
+    /// An entry's timer fired: applies its `timerFired` transition under the lock (unless the
+    /// timer is stale: another generation), keeps or removes the entry, and launches what is
+    /// due outside the lock. Returns when to fire next, or `nil` to end the timer.
+    private func fired<Entry: TimedEntry>(
+        _: Entry.Type, _ key: Entry.Key, timerGeneration: UInt64, at now: Duration
     ) -> Duration? {
         let result = shard(key).tables.withLock { tables in
             Entry.access(&tables) { table, _ -> (run: Operation?, next: Duration?)? in
-                guard var slot = table[key], slot.generation == generation else { return nil }
+                guard var slot = table[key], slot.timerGeneration == timerGeneration else {
+                    return nil
+                }
                 let result = slot.state.timerFired(at: now)
                 if let next = result.next {
                     slot.timerDeadline = next
@@ -181,9 +245,11 @@ extension TempoRegistry {
         return result?.next
     }
 
+    // MARK: What a call's entry is told later
+
     /// The task of a `Task`-returning call was cancelled: its call leaves the entry, and an
     /// entry left idle leaves its table.
-    private func withdraw<Entry: RegistryEntry>(_: Entry.Type, _ ticket: Ticket, key: Entry.Key) {
+    private func withdraw<Entry: CallEntry>(_: Entry.Type, _ ticket: Ticket, key: Entry.Key) {
         let now = clock.now()
         let timer = shard(key).tables.withLock { tables in
             Entry.access(&tables) { table, _ -> TimerRef? in
@@ -201,7 +267,7 @@ extension TempoRegistry {
     }
 
     /// Changes a live entry in place; does nothing when `key` is not live.
-    func modify<Entry: RegistryEntry>(
+    func modify<Entry: TableEntry>(
         _: Entry.Type, _ key: Entry.Key, _ change: (inout Entry) -> Void
     ) {
         shard(key).tables.withLock { tables in
@@ -215,7 +281,7 @@ extension TempoRegistry {
     /// Forgets an entry: its waiting call never runs (unless its instant has already come:
     /// then it runs, as it would have a moment earlier), its timer is cancelled and its key is
     /// removed. Does nothing for a key that is not live.
-    func cancel<Entry: RegistryEntry>(_: Entry.Type, _ key: Entry.Key) {
+    func cancel<Entry: CallEntry>(_: Entry.Type, _ key: Entry.Key) {
         let now = clock.now()
         let removed = shard(key).tables.withLock { tables in
             Entry.access(&tables) { table, _ in table.removeLive(key) }
@@ -230,7 +296,7 @@ extension TempoRegistry {
 
     /// Runs an entry's waiting call now, if it has one. An entry left idle leaves its table;
     /// otherwise its timer wakes when the entry next needs it.
-    func flush<Entry: RegistryEntry>(_: Entry.Type, _ key: Entry.Key) {
+    func flush<Entry: GroupEntry>(_: Entry.Type, _ key: Entry.Key) {
         let now = clock.now()
         let (run, timer) = shard(key).tables.withLock { tables in
             Entry.access(&tables) { table, ids -> (Operation?, TimerRef?) in
@@ -257,7 +323,7 @@ extension TempoRegistry {
     }
 
     /// When an entry's waiting call runs, if it has one.
-    func pending<Entry: RegistryEntry>(_: Entry.Type, _ key: Entry.Key) -> PendingCall? {
+    func pending<Entry: GroupEntry>(_: Entry.Type, _ key: Entry.Key) -> PendingCall? {
         let now = clock.now()
         let runsAt = shard(key).tables.withLock { tables in
             Entry.access(&tables) { table, _ in table[key]?.state.pendingDeadline }
@@ -266,9 +332,26 @@ extension TempoRegistry {
     }
 
     /// Removes an entry without running or cancelling anything.
-    func remove<Entry: RegistryEntry>(_: Entry.Type, _ key: Entry.Key) {
+    func remove<Entry: TableEntry>(_: Entry.Type, _ key: Entry.Key) {
         shard(key).tables.withLock { tables in
             Entry.access(&tables) { table, _ in _ = table.removeLive(key) }
         }
+    }
+
+    // MARK: The second door: the whole shard
+
+    /// Gives `body` the tables of the shard that holds `key`, under the shard's lock, for a
+    /// transition that ``enter(_:_:new:_:)`` does not fit (see the top of this file). `body`
+    /// runs no user code and starts nothing: it returns what the caller carries out after the
+    /// lock.
+    @inline(__always)
+    func withShard<R: Sendable>(of key: some ShardKey, _ body: (inout Tables) -> R) -> R {
+        shard(key).tables.withLock { tables in body(&tables) }
+    }
+
+    /// Gives `body` the tables of every shard in turn, each under its lock: for the verbs that
+    /// visit the whole registry (`cancelAll`, `snapshot`, `flushAll`, the counts).
+    func forEachShard(_ body: (inout Tables) -> Void) {
+        for shard in shards { shard.tables.withLock { tables in body(&tables) } }
     }
 }

@@ -26,11 +26,9 @@ extension TempoRegistry {
     public func flushAll() {
         let now = clock.now()
         var flushed = FlushedEntries()
-        for shard in shards {
-            shard.tables.withLock { tables in
-                flushed.take(DebounceState<Operation>.self, from: &tables, at: now, registry: self)
-                flushed.take(ThrottleState<Operation>.self, from: &tables, at: now, registry: self)
-            }
+        forEachShard { tables in
+            flushed.take(DebounceState<Operation>.self, from: &tables, at: now, registry: self)
+            flushed.take(ThrottleState<Operation>.self, from: &tables, at: now, registry: self)
         }
         for timer in flushed.timers { timer.cancel() }
         // Operations the registry starts see it as current, as a timer's do.
@@ -46,7 +44,7 @@ extension TempoRegistry {
         var runs: [Operation] = []
 
         /// Flushes every entry of one kind in a shard; an entry left idle leaves its table.
-        mutating func take<Entry: RegistryEntry>(
+        mutating func take<Entry: GroupEntry>(
             _: Entry.Type, from tables: inout Tables, at now: Duration, registry: TempoRegistry
         ) {
             Entry.access(&tables) { table, ids in

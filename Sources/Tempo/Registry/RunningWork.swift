@@ -8,21 +8,13 @@ struct RunningWork: Sendable {
     var kind: TempoSnapshot.Kind
     var key: GroupKey
     var state: TempoSnapshot.State
-
-    struct CallResult: TransitionResult {
-        var timerWake: Duration? { nil }
-    }
 }
 
-extension RunningWork: CallFreeEntry {
+extension RunningWork: TableEntry {
     static func access<R>(
         _ tables: inout TempoRegistry.Tables,
         _ body: (inout [UInt64: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
     ) -> R { body(&tables.running, &tables.ids) }
-
-    mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) { (nil, nil) }
-    var nextWake: Duration? { nil }
-    func isIdle(at now: Duration) -> Bool { false }
 
     func snapshotEntry(key: UInt64, now: Duration) -> TempoSnapshot.Entry {
         TempoSnapshot.Entry(kind: kind, key: self.key.description, state: state)
@@ -37,10 +29,7 @@ extension TempoRegistry {
         column: UInt, state: TempoSnapshot.State
     ) -> UInt64 {
         let key = GroupKey(identifier, fileID, line, column)
-        return enterNew(
-            RunningWork.self, in: shard(key), ticket: nil,
-            new: { RunningWork(kind: kind, key: key, state: state) }
-        ) { _ in RunningWork.CallResult() }.id
+        return insertNew(RunningWork(kind: kind, key: key, state: state), in: shard(key))
     }
 
     /// Updates what running work is doing.

@@ -10,18 +10,20 @@
 // every shard; all the state of one key lives in one shard, behind that shard's lock.
 
 extension TempoRegistry {
-    /// One entry's state, its timer, and the generation that timer was armed for.
+    /// One entry's state, its timer, and the generation that timer was armed in (a timer that
+    /// fires for an older generation is stale, and does nothing).
     struct Slot<State: Sendable>: Sendable {
         var state: State
-        var generation: UInt64 = 0
+        var timerGeneration: UInt64 = 0
         var timer: TimerRef?
         var timerDeadline: Duration = .zero
 
-        /// `generation`, read in place: `table.values[index].generation` copies the whole slot
-        /// out of the table first, while a mutating access does not.
-        var generationInPlace: UInt64 { mutating get { generation } }
+        /// `timerGeneration`, read in place: `table.values[index].timerGeneration` copies the
+        /// whole slot out of the table first, while a mutating access does not.
+        var timerGenerationInPlace: UInt64 { mutating get { timerGeneration } }
 
-        /// Takes the timer out, in place (as `generationInPlace`, without copying the slot).
+        /// Takes the timer out, in place (as `timerGenerationInPlace`, without copying the
+        /// slot).
         mutating func takeTimer() -> TimerRef? {
             defer { timer = nil }
             return timer
@@ -41,20 +43,12 @@ extension TempoRegistry {
         var rateLimits: [GroupKey: Slot<RateLimitEntry>] = [:]
         var windowLimits: [GroupKey: Slot<WindowLimitEntry>] = [:]
         var concurrencyLimits: [GroupKey: Slot<ConcurrencyLimitState<LimitWaiter>>] = [:]
-        /// The one concurrency-limit key of this shard whose entry may stay in its table idle:
-        /// the key that went idle most recently here (its entry may be live again since). A key
-        /// used one call at a time would otherwise make its entry and remove it again on every
-        /// call. When another key of the shard goes idle it takes the name, and the entry named
-        /// before leaves the table if it is idle, so a shard keeps one idle entry at most.
-        /// Neither `count` nor `snapshot()` sees a kept idle entry.
+        /// The key whose idle concurrency-limit entry this shard keeps (see
+        /// KeptIdleEntries.swift).
         var keptIdleLimit: GroupKey?
         var retryBudgets: [GroupKey: Slot<RetryBudgetState>] = [:]
-        var circuitBreakers: [GroupKey: Slot<CircuitBreakerEntry>] = [:]
-        /// The one breaker of this shard that may stay in its table though it has left the
-        /// registry (closed, no call running, no failure: made new in place), as
-        /// `keptIdleLimit` for the concurrency limit: the breaker that left most recently
-        /// here. A healthy breaker used one call at a time would otherwise make its entry and
-        /// remove it again on every call. Neither `count` nor `snapshot()` sees it.
+        var circuitBreakers: [GroupKey: Slot<BreakerState>] = [:]
+        /// The key whose idle breaker this shard keeps (see KeptIdleEntries.swift).
         var keptIdleBreaker: GroupKey?
 
         var count: Int {

@@ -252,12 +252,16 @@ public final class TempoRegistry: Sendable {
     /// #expect(registry.liveKeyCount == 0)   // nothing left behind
     /// ```
     public var liveKeyCount: Int {
-        shards.reduce(0) { total, shard in total + shard.tables.withLock { $0.count } }
+        var total = 0
+        forEachShard { total += $0.count }
+        return total
     }
 
     /// The slots the tables have room for: follows the live keys, not the peak (for tests).
     var tableCapacity: Int {
-        shards.reduce(0) { total, shard in total + shard.tables.withLock { $0.capacity } }
+        var total = 0
+        forEachShard { total += $0.capacity }
+        return total
     }
 
     /// The time on this registry's clock, as an offset from when the registry was made: the

@@ -85,10 +85,10 @@ final class RepeatControl: Sendable {
 /// `namedRepeats` table), under the same lock as everything else filed under that name: an
 /// entry lives only while its loop runs.
 enum NamedRepeats {
-    private static func withTable<R>(
+    private static func withTable<R: Sendable>(
         _ name: String, in registry: TempoRegistry, _ body: (inout [String: RepeatControl]) -> R
     ) -> R {
-        registry.shard(GroupKey.name(name)).tables.withLock { body(&$0.namedRepeats) }
+        registry.withShard(of: GroupKey.name(name)) { body(&$0.namedRepeats) }
     }
 
     /// Makes `control` (or nothing) the loop named `name` and stops the loop it replaces.

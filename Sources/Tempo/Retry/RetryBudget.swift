@@ -140,7 +140,7 @@ public func resetRetryBudget(identifier: String) {
     TempoRegistry.current.resetRetryBudget(identifier: identifier)
 }
 
-extension RetryBudgetState: CallFreeEntry {
+extension RetryBudgetState: TimedEntry {
     static func access<R>(
         _ tables: inout TempoRegistry.Tables,
         _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
@@ -151,8 +151,6 @@ extension RetryBudgetState: CallFreeEntry {
         expire(at: now)
         return (nil, nextExpiry)
     }
-
-    var nextWake: Duration? { nextExpiry }
 
     func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
         var live = self
@@ -175,9 +173,9 @@ extension TempoRegistry {
         }
     }
 
-    /// A retry of a call with a budget asks to go ahead: `true` when it withdrew one retry.
-    func withdrawRetryBudget(_ key: GroupKey, _ rule: RetryBudgetRule) -> Bool {
-        updateRetryBudget(key, rule) { state, now in state.withdraw(at: now, rule: rule) }
+    /// A retry of a call with a budget asks to go ahead: `true` when it spent one retry.
+    func spendRetryBudget(_ key: GroupKey, _ rule: RetryBudgetRule) -> Bool {
+        updateRetryBudget(key, rule) { state, now in state.spend(at: now, rule: rule) }
     }
 
     /// Applies `change` to the entry of `key` (a new one when none is live) under its lock; an
@@ -188,7 +186,7 @@ extension TempoRegistry {
         _ change: (inout RetryBudgetState, Duration) -> Bool
     ) -> Bool {
         let now = clock.now()
-        let (result, timer) = shard(key).tables.withLock { tables in
+        let (result, timer) = withShard(of: key) { tables in
             RetryBudgetState.access(&tables) { table, ids -> (Bool, TimerRef?) in
                 var slot = table[key] ?? Slot(state: RetryBudgetState(rule: rule))
                 let result = change(&slot.state, now)
@@ -213,9 +211,7 @@ extension TempoRegistry {
     /// - Parameter identifier: The ``RetryBudget/identifier`` of the budget.
     public func resetRetryBudget(identifier: String) {
         let key = GroupKey.name(identifier)
-        let removed = shard(key).tables.withLock { tables in
-            RetryBudgetState.access(&tables) { table, _ in table.removeLive(key) }
-        }
+        let removed = withShard(of: key) { tables in tables.retryBudgets.removeLive(key) }
         removed?.timer?.cancel()
     }
 }

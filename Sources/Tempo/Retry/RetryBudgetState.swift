@@ -119,9 +119,9 @@ struct RetryBudgetState: Sendable {
         count(at: now) { $0.calls &+= 1 }
     }
 
-    /// A retry asks to start at `now`: it withdraws one retry when the balance under `rule` holds
+    /// A retry asks to start at `now`: it spends one retry when the balance under `rule` holds
     /// one, and says whether it did.
-    mutating func withdraw(at now: Duration, rule: RetryBudgetRule) -> Bool {
+    mutating func spend(at now: Duration, rule: RetryBudgetRule) -> Bool {
         self.rule = rule
         expire(at: now)
         guard balance(under: rule) >= RetryBudgetRule.unit else { return false }

@@ -48,7 +48,7 @@ func runRetry<Value>(
             }
             // A retry that would start at or past the deadline is not waited for.
             if let deadline, clock.now().adding(max(wait, .zero)) >= deadline { throw error }
-            if let account, !registry.withdrawRetryBudget(account.key, account.rule) {
+            if let account, !registry.spendRetryBudget(account.key, account.rule) {
                 throw error
             }
             previous = wait

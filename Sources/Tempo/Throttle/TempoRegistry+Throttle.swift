@@ -1,7 +1,7 @@
 // A throttle group in the registry: its state machine as a registry entry, and the call that
 // enters it.
 
-extension ThrottleState: RegistryEntry where Payload == Operation {
+extension ThrottleState: TableEntry, TimedEntry, CallEntry, GroupEntry where Payload == Operation {
     static func access<R>(
         _ tables: inout TempoRegistry.Tables,
         _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R

@@ -6,11 +6,24 @@ extension Dictionary {
     @discardableResult
     mutating func removeLive(_ key: Key) -> Value? {
         let removed = removeValue(forKey: key)
+        shrinkIfSparse()
+        return removed
+    }
+
+    /// ``removeLive(_:)`` for an entry already found: no second hash.
+    @discardableResult
+    mutating func removeLive(at index: Index) -> Value {
+        let removed = remove(at: index).value
+        shrinkIfSparse()
+        return removed
+    }
+
+    @inline(__always)
+    private mutating func shrinkIfSparse() {
         if capacity > 64, count * 8 < capacity {
             var compact = [Key: Value](minimumCapacity: count)
             for (key, value) in self { compact[key] = value }
             self = compact
         }
-        return removed
     }
 }

@@ -12,7 +12,7 @@ import Testing
         let second = state.call(
             at: .seconds(1), duration: .seconds(1), option: .default, payload: "b")
         #expect(second.catchUp == "a")
-        #expect(second.replaced == nil)
+        #expect(second.dropped == nil)
         #expect(second.wake == .seconds(2))
         // An early wake re-arms; the due wake runs and leaves the group idle.
         #expect(state.fire(at: .milliseconds(1_500)).next == .seconds(2))

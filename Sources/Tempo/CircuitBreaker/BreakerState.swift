@@ -2,7 +2,9 @@
 // time, the caller's policy and a call's outcome, that hold no clock and start nothing.
 
 /// One circuit breaker: closed (counting outcomes in its window), open (until `reopensAt`,
-/// or until closed by hand when that is `nil`) or half-open (running its trial calls).
+/// or until closed by hand when that is `nil`) or half-open (running its trial calls). (Named
+/// as every helper's state machine is, `…State`, short of the public ``CircuitBreakerState``,
+/// which is which of those three it is in.)
 ///
 /// Every change of state starts a new epoch. A call is admitted in an epoch and its outcome
 /// counts only if the breaker is still in that epoch when it ends: a call admitted while
@@ -11,11 +13,11 @@
 /// A breaker leaves its registry (``isFresh``) when it is closed, no call admitted in its
 /// current epoch is still running (its outcome would count), and its window holds no failure.
 /// Successes alone never open a breaker: one that leaves forgets them, and the next call makes
-/// a new one, in a new generation, with an empty window, which needs the minimum calls again
+/// a new one, with a new id, with an empty window, which needs the minimum calls again
 /// before it can open, as any new breaker. A failure keeps it until the failure leaves the
 /// window: a time window's ages out (the breaker's one timer wakes then), a count window's is
 /// pushed out by later outcomes (or the breaker opens). Open and half-open breakers stay.
-struct CircuitBreakerEntry: Sendable {
+struct BreakerState: Sendable {
     /// How a call ended, for the breaker.
     enum Outcome: Sendable, Equatable {
         case success, failure
@@ -42,10 +44,10 @@ struct CircuitBreakerEntry: Sendable {
 
     private(set) var state: CircuitBreakerState = .closed
     private(set) var epoch: UInt64 = 0
-    /// This breaker's generation: unique to it in its registry (a breaker made again under the
-    /// same key has a new one), so a call admitted by one that left or was reset counts for
-    /// nothing in its successor.
-    private(set) var generation: UInt64
+    /// This breaker's id: unique to it in its registry (a breaker made again under the same
+    /// key has a new one), so a call admitted by one that left or was reset counts for nothing
+    /// in its successor.
+    private(set) var id: UInt64
     private(set) var window: CircuitBreakerWindow
     private var shape: CircuitBreakerPolicy.Window
     /// While open: when the break ends; `nil` when it was opened by hand.
@@ -60,38 +62,34 @@ struct CircuitBreakerEntry: Sendable {
     private(set) var trialsSucceeded = 0
     /// The state-change callback of the latest policy seen.
     private var callback: (@Sendable (CircuitBreakerState, CircuitBreakerState) -> Void)?
-    /// Whether this is its shard's kept idle breaker (the registry's bookkeeping, see
-    /// `TempoRegistry.Tables.keptIdleBreaker`); the state's own rules ignore it.
-    var isKept = false
 
-    init(window: CircuitBreakerPolicy.Window, generation: UInt64) {
+    init(window: CircuitBreakerPolicy.Window, id: UInt64) {
         self.window = CircuitBreakerWindow(window)
         shape = window
-        self.generation = generation
+        self.id = id
     }
 
-    /// `generation`, read in place (as `Slot.generationInPlace`, without copying the entry).
-    var generationInPlace: UInt64 { mutating get { generation } }
+    /// `id`, read in place (as `Slot.timerGenerationInPlace`, without copying the entry).
+    var idInPlace: UInt64 { mutating get { id } }
 
     /// Closed, no call of this epoch running and no failure in the window: it leaves, and a
     /// call made later finds a new breaker. Time window failures that have aged but are still
     /// stored count (``isIdle(at:)`` ages them first).
     var isFresh: Bool { state == .closed && callsRunning == 0 && window.failures == 0 }
 
-    /// `isFresh` and `isKept`, read in place (as `generationInPlace`).
+    /// `isFresh`, read in place (as `idInPlace`).
     var isFreshInPlace: Bool { mutating get { isFresh } }
-    var isKeptInPlace: Bool { mutating get { isKept } }
 
     /// When the breaker's timer must wake: when a closed breaker's time window holds no
     /// failure again.
     var nextWake: Duration? { state == .closed ? window.failureFreeAt : nil }
 
-    /// A fresh breaker becomes a new one, in `generation`, in place: its successes, its
+    /// A fresh breaker becomes a new one, with the id `newID`, in place: its successes, its
     /// callback and its calls of earlier states are forgotten, as if it had left and been made
     /// again (its window's storage is kept, so a breaker used one call at a time allocates
     /// nothing).
-    mutating func forget(generation: UInt64) {
-        self.generation = generation
+    mutating func forget(newID: UInt64) {
+        id = newID
         epoch &+= 1
         window.forget()
         callback = nil
