@@ -59,9 +59,10 @@ extension TempoRegistry {
     /// // debounce  Search/SearchModel.swift:41:9  runs at 12.300 s (in 300.0 ms)
     /// ```
     ///
-    /// - Returns: One entry per live key (debounce and throttle groups, pending delays, and
-    ///   `repeat`, `retry`, `timeout` and `time` calls in progress), sorted by kind and key,
-    ///   with the clock reading it was taken at.
+    /// - Returns: One entry per live key (debounce and throttle groups, pending delays, rate
+    ///   limits, concurrency limits, retry budgets and circuit breakers, and `repeat`, `retry`,
+    ///   `timeout`, `time` and `hedge` calls in progress), sorted by kind and key, with the clock
+    ///   reading it was taken at.
     public func snapshot() -> TempoSnapshot {
         let now = clock.now()
         var entries: [TempoSnapshot.Entry] = []

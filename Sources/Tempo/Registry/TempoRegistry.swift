@@ -9,8 +9,9 @@ import Synchronization
 #endif
 
 /// The engine behind Tempo's helpers: it owns the live state of every debounce and throttle
-/// group, every pending delay and every registered piece of running work, and the one timer
-/// each of them needs.
+/// group, pending delay, rate limit, concurrency limit, retry budget and circuit breaker, a
+/// record of every piece of running work (`repeat`, `retry`, `timeout`, `time`, `hedge`), and
+/// the one timer each of them needs.
 ///
 /// The free functions use ``current``: ``shared`` (on `ContinuousClock`) unless a scope made
 /// another registry current with ``withCurrent(isolation:_:)``. A registry built on a
