@@ -1,41 +1,7 @@
 import Tempo
-import TempoTesting
 import Testing
 
-// Every mode as a marble diagram, run on the manual clock. One character is one tick of
-// 100 ms; the window is 3 ticks. A letter on the calls line is a call at that tick; a letter
-// on the runs line is that call's operation running at that tick. These timelines can go into
-// the docs as they are: they are what the library does.
-
-private let tick = Duration.milliseconds(100)
-private let window = tick * 3
-
-/// Makes the calls of `calls` through `call`, one tick per character, and returns the runs as
-/// a line of the same kind.
-private func runs(
-    _ calls: String, call: @escaping (String, @escaping @Sendable () -> Void) -> Void
-) async -> String {
-    let log = Log<(tick: Int, label: Character)>()
-    await onManualClock { clock, registry in
-        for (index, character) in calls.enumerated() {
-            await clock.advance(to: .init(offset: tick * index))
-            guard character != "-" else { continue }
-            call(String(character)) {
-                log.append((Int(registry.now / tick), character))
-            }
-        }
-        await clock.advance(by: tick * 20)
-        #expect(registry.liveKeyCount == 0)
-    }
-    var line = Array(repeating: Character("-"), count: calls.count)
-    for run in log.all {
-        while line.count <= run.tick { line.append("-") }
-        #expect(line[run.tick] == "-", "two runs at tick \(run.tick)")
-        line[run.tick] = run.label
-    }
-    while line.last == "-" && line.count > calls.count { line.removeLast() }
-    return String(line)
-}
+// Every debounce mode as a marble diagram (see MarbleSupport.swift).
 
 private func debounced(
     _ calls: String, _ option: DebounceOptions, maxWait: Duration? = nil
@@ -47,13 +13,7 @@ private func debounced(
     }
 }
 
-private func throttled(_ calls: String, _ option: ThrottleOptions) async -> String {
-    await runs(calls) { _, operation in
-        throttle(window, identifier: "m", by: .taskContext, option: option, operation: operation)
-    }
-}
-
-@Suite struct MarbleTests {
+@Suite struct DebounceMarbleTests {
     @Test func debounceDefault() async {
         #expect(await debounced("abc----d-e----", .default) == "-----c------e-")
     }
@@ -76,17 +36,5 @@ private func throttled(_ calls: String, _ option: ThrottleOptions) async -> Stri
 
     @Test func debounceMaxWaitEqualToTheDurationIsAuditTime() async {
         #expect(await debounced("abc--d---e----", .default, maxWait: window) == "---c----d---e-")
-    }
-
-    @Test func throttleDefault() async {
-        #expect(await throttled("abcdefg", .default) == "a--d--g")
-    }
-
-    @Test func throttleEnsureLast() async {
-        #expect(await throttled("abc-----d----", .ensureLast) == "a--c----d----")
-    }
-
-    @Test func throttleTrailing() async {
-        #expect(await throttled("abc--d---e----", .trailing) == "---c--d-----e-")
     }
 }
