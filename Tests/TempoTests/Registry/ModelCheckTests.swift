@@ -10,9 +10,10 @@ import Testing
 #endif
 
 // Drives random schedules of calls, clock advances, cancels and flushes through the engine (on
-// the manual clock, through the public API) and through `ReferenceModel.swift`, and requires the
-// same runs, with the same operations, at the same instants; and, after every step, the same
-// pending calls (and when they run) and the same number of live keys.
+// the manual clock, through the public API) and through the reference models
+// (`Debounce/DebounceModel.swift`, `Throttle/ThrottleModel.swift`), and requires the same runs,
+// with the same operations, at the same instants; and, after every step, the same pending calls
+// (and when they run) and the same number of live keys.
 //
 // Run one seed alone: `TEMPO_MODEL_SEED=1234 swift test --filter ModelCheck`.
 

@@ -7,7 +7,7 @@ import Testing
 /// idle breaker, made new in place, so a healthy breaker used one call at a time does not make
 /// and remove its entry on every call. The kept entry is not counted or listed, and a call that
 /// finds it finds a new breaker: no success, no callback, no call of before.
-@Suite struct CircuitBreakerKeptEntryTests {
+@Suite struct CircuitBreakerIdleEntryTests {
     @Test func aHealthyBreakerIsKeptButNotCountedOrListed() async {
         await onManualClock { _, registry in
             for _ in 0..<3 { await breakerCall(CircuitBreakerPolicy(), key: "a", .succeed) }

@@ -8,7 +8,7 @@ import Testing
 // out of sight (`liveKeyCount`, `snapshot()`), a shard keeps one at most, and it behaves as a
 // key that was never used.
 
-@Suite struct ConcurrencyLimitKeptEntryTests {
+@Suite struct ConcurrencyLimitIdleEntryTests {
     /// A registry with one shard on `clock`, current while `body` runs.
     private func onOneShard(
         _ clock: some Clock<Duration> = ContinuousClock(),

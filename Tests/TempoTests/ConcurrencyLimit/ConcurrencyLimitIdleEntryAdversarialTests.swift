@@ -10,7 +10,7 @@ import Testing
 // After each step the tables keep their rule (`limitTablesCheck`), `liveKeyCount` counts exactly
 // the keys with calls running or waiting, and `snapshot()` lists exactly them.
 
-@Suite struct ConcurrencyLimitKeptEntryAdversarialTests {
+@Suite struct ConcurrencyLimitIdleEntryAdversarialTests {
     /// The tables' rule holds and exactly `live` keys show, in the count and the snapshot.
     private func expectLive(
         _ registry: TempoRegistry, _ live: Set<String>, kept: Int,
