@@ -55,7 +55,9 @@ extension Suite {
         func add(_ name: String, _ values: [Double]) -> Double {
             report.addCost(name, values, floor: floor, section: section)
         }
-        _ = add("floor (measured with these rows)", floors)
+        report.addCost(
+            "floor (measured with these rows)", floors, floor: floor, section: section,
+            isFloor: true)
         let closedRatio = add("`circuitBreaker`, through a closed breaker", closed)
         let openRatio = add("`circuitBreaker`, rejected by an open breaker", open)
         report.targets.append(

@@ -83,7 +83,9 @@ extension Suite {
         func add(_ name: String, _ values: [Double]) -> Double {
             report.addCost(name, values, floor: floor, section: section)
         }
-        _ = add("floor (measured with these rows)", floors)
+        report.addCost(
+            "floor (measured with these rows)", floors, floor: floor, section: section,
+            isFloor: true)
         let idleRatio = add("`concurrencyLimit`, admitted, the key otherwise idle", idle)
         let busyRatio = add("`concurrencyLimit`, admitted beside a running call", busy)
         let rejectedRatio = add("`concurrencyLimit`, turned away (queue full)", rejected)

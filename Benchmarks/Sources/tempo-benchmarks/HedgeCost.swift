@@ -88,7 +88,7 @@ extension Suite {
         report.addCost(
             "`hedge`, the first attempt succeeds before the delay ("
                 + format(overPlain, digits: 1) + "× a plain call)",
-            hedged, floor: floor)
+            hedged, floor: floor, gateName: "`hedge`, the first attempt succeeds before the delay")
         report.addCost("`hedge` with maxAttempts 1 (no timer)", single, floor: floor)
         report.addCost("one child task in a task group, awaited", child, floor: floor)
     }

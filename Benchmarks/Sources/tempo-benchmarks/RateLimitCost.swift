@@ -108,7 +108,7 @@ extension Suite {
         report.rows.append(
             Row(
                 section: "rate limit", name: "floor (measured with these rows)",
-                unit: .nanosecondsPerCall, stats: Stats(floor), ratioToFloor: 1))
+                unit: .nanosecondsPerCall, stats: Stats(floor), ratioToFloor: 1, isFloor: true))
         for (id, name) in names {
             let stats = Stats(rows[id] ?? [])
             report.rows.append(

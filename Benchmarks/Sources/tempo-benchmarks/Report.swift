@@ -19,6 +19,10 @@ struct Row: Sendable {
     var stats: Stats
     /// The median cost per call divided by the floor's median, for cost rows.
     var ratioToFloor: Double?
+    /// The name the regression gate knows the row by, where `name` holds a figure of the run.
+    var gateName: String? = nil
+    /// Whether the row is a floor itself (its ratio is 1 by definition), not a cost.
+    var isFloor = false
 }
 
 /// A target from the issue, checked against the rows.
@@ -190,16 +194,19 @@ private func number(_ value: Double) -> String {
 
 extension Report {
     /// Appends a "cost per call" row of `values` (nanoseconds per call) with its ratio to
-    /// `floor`, and returns the row's median as × the floor.
+    /// `floor`, and returns the row's median as × the floor. `gateName` names the row for the
+    /// regression gate where `name` holds a figure of the run; `isFloor` marks the floor's own
+    /// row, which the gate leaves out.
     @discardableResult
     mutating func addCost(
-        _ name: String, _ values: [Double], floor: Double, section: String = "cost per call"
+        _ name: String, _ values: [Double], floor: Double, section: String = "cost per call",
+        gateName: String? = nil, isFloor: Bool = false
     ) -> Double {
         let stats = Stats(values)
         rows.append(
             Row(
                 section: section, name: name, unit: .nanosecondsPerCall, stats: stats,
-                ratioToFloor: stats.median / floor))
+                ratioToFloor: stats.median / floor, gateName: gateName, isFloor: isFloor))
         return stats.median / floor
     }
 }

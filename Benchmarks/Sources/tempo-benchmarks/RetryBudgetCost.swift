@@ -33,6 +33,7 @@ extension Suite {
         report.addCost(
             "`retry` with a `RetryBudget`, first attempt succeeds ("
                 + format(budgetRatio / bareRatio, digits: 2) + "× retry without)",
-            budgeted, floor: floor)
+            budgeted, floor: floor,
+            gateName: "`retry` with a `RetryBudget`, first attempt succeeds")
     }
 }

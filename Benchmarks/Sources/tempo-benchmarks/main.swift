@@ -102,8 +102,10 @@ if arguments.first == "--child" {
 }
 
 let usage = """
-    usage: tempo-benchmarks [--quick] [--json] [--only SECTION]
-      --quick         a small version of every benchmark (under 30 s)
+    usage: tempo-benchmarks [--quick] [--json] [--only SECTION] | --check-gate
+      --quick         a small version of every benchmark (under 30 s); fails when a cost row
+                      is above its ceiling (Ceilings.swift)
+      --check-gate    test the gate's comparison on made-up figures, measuring nothing
       --json          print a JSON document instead of the markdown table
       --only SECTION  run one section: \(Section.allCases.map(\.rawValue).joined(separator: ", "))
     """
@@ -112,6 +114,12 @@ var index = 0
 while index < arguments.count {
     switch arguments[index] {
     case "--quick", "--json": break
+    case "--check-gate":
+        let failures = gateSelfTest()
+        for failure in failures { progress("gate self-test: FAILED: " + failure) }
+        guard failures.isEmpty else { exit(1) }
+        progress("gate self-test: passed (\(ceilings.count) committed ceilings)")
+        exit(0)
     case "--help", "-h":
         print(usage)
         exit(0)
@@ -130,5 +138,28 @@ while index < arguments.count {
 }
 
 let config = arguments.contains("--quick") ? Config.quickRun : Config.full
+if config.quick {
+    // The comparison is tested before it is trusted with the run's figures.
+    let failures = gateSelfTest()
+    for failure in failures { progress("gate self-test: FAILED: " + failure) }
+    if !failures.isEmpty { exit(1) }
+}
 let report = await Suite(config: config, sections: sections).run()
 print(arguments.contains("--json") ? report.json() : report.markdown())
+
+// The gate: the ceilings are set from --quick runs, so only they are checked.
+if config.quick {
+    let figures = report.gateFigures
+    let problems = checkGate(
+        figures, against: ceilings, allRowsRan: sections == Set(Section.allCases))
+    for problem in problems { progress("gate: FAILED: " + problem.message) }
+    if !problems.isEmpty {
+        progress(
+            "gate: \(problems.count) problem(s) in \(figures.count) gated rows; a ceiling is "
+                + "changed only as CONTRIBUTING.md says (\"Benchmark ceilings\")")
+        exit(1)
+    }
+    progress("gate: passed: \(figures.count) cost rows within their ceilings")
+} else {
+    progress("gate: not checked: the ceilings are set for --quick runs")
+}
