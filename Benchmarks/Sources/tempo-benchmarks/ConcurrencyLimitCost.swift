@@ -5,7 +5,8 @@ import Tempo
 // (the limit reached and the queue full).
 
 /// Admitted calls one after another; with `busy` another call holds a slot meanwhile, so the key
-/// stays live (otherwise every call makes the key's entry and removes it). Nanoseconds per call.
+/// stays live (otherwise it goes idle after every call, and its entry stays as its shard's kept
+/// idle one). Nanoseconds per call.
 func concurrencyLimitAdmitted(calls: Int, busy: Bool) async -> Double {
     let identifier = busy ? "limit-busy" : "limit-idle"
     let holder = busy ? await holdSlot(identifier, limit: 2) : nil

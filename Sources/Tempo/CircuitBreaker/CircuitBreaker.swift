@@ -101,7 +101,8 @@ struct CircuitBreakerCall: ~Copyable, Sendable {
     // Neither the registry nor the policy is kept: the outcome is recorded in the caller's
     // task, where ``TempoRegistry/current`` is still the registry the call entered (a scope
     // the operation opened has ended), and the front door hands the policy back. Keeping them
-    // retained the registry and copied the policy, closures included, on every call.
+    // would retain the registry and copy the policy, closures included, on every call (the
+    // "`circuitBreaker`, through a closed breaker" row).
     let key: GroupKey
     let admitted: (epoch: UInt64, breakerID: UInt64)
 

@@ -46,9 +46,9 @@ extension BreakerState: TimedEntry {
 
 extension TempoRegistry {
     /// A call arrives at the breaker of `key`: it runs (with the breaker's id and the epoch to
-    /// report its outcome in) or is rejected. A lock and a table update (a new entry
-    /// when none is live: a healthy breaker used one call at a time makes one per call); the
-    /// clock is read only when the breaker is open.
+    /// report its outcome in) or is rejected. A lock and a table update (a new entry when none
+    /// is in the table; a healthy breaker used one call at a time finds the one its shard
+    /// keeps, see KeptIdleEntries.swift); the clock is read only when the breaker is open.
     @inline(__always)
     func enterCircuitBreaker(
         _ key: GroupKey, policy: CircuitBreakerPolicy

@@ -59,15 +59,12 @@ extension RateLimit {
     ///
     /// What it must cover is the spread of the requests' trips: how much sooner one request
     /// can reach the server after its start than the request `permits` starts before it did.
-    /// Measured against a loopback server that counts a rolling window, with 8 concurrent
-    /// clients (tasks, or threads opening a connection per request) on a loaded two-core
-    /// machine: a 25 ms margin let a few requests be refused in one run of ten, 50 ms none in
-    /// ten runs of each kind, whose trips spread over up to 59 ms from the longest to the
-    /// shortest. That spread does not grow with the window, so the floor is absolute and the
-    /// ceiling keeps a long window from waiting seconds for nothing; 5% keeps 95% of the
-    /// allowed rate for windows of a second and more. Pass your own margin when your trips
-    /// spread wider (a distant server, a connection pool that queues requests) or for a short
-    /// window whose rate matters more.
+    /// That spread does not grow with the window, so the floor is absolute (50 ms covers the
+    /// spread of local clients on a loaded machine, see <doc:RateLimiting>) and the ceiling
+    /// keeps a long window from waiting seconds for nothing; 5% keeps 95% of the allowed rate
+    /// for windows of a second and more. Pass your own margin when your trips spread wider (a
+    /// distant server, a connection pool that queues requests) or for a short window whose
+    /// rate matters more.
     ///
     /// ```swift
     /// let trip = RateLimit.defaultMargin(for: .seconds(1))   // 50 ms

@@ -89,7 +89,7 @@ struct RateLimitState<Waiter> {
             return .limited(retryAfter: waitForNewcomer(ask, at: now))
         }
         // Nobody waits: the call's own admission decides (the common case, kept short).
-        // (Compared as attoseconds: `Duration`'s own comparison is a call into the runtime.)
+        // (As attosecond counts: one subtraction without an overflow check, and one compare.)
         let owed = debt(at: now)
         let over = owed.attoseconds &- ask.room.attoseconds
         guard over <= 0 else { return .limited(retryAfter: Duration(attoseconds: over)) }

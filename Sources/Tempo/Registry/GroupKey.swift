@@ -115,8 +115,8 @@ enum GroupKey: Hashable, Sendable, CustomStringConvertible {
 
     init(_ identifier: String?, _ fileID: StaticString, _ line: UInt, _ column: UInt) {
         if let identifier {
-            // The case itself, not `.name(identifier)`: assigning a key made elsewhere copied
-            // it and destroyed the original, on every call.
+            // The case itself, not `.name(identifier)`: assigning a key made elsewhere copies
+            // it and destroys the original, on every call.
             self = .named(identifier, mix: Self.mix(of: identifier))
         } else {
             self = .site(CallSite(fileID: fileID, line: line, column: column))
@@ -160,14 +160,15 @@ enum GroupKey: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// What the tables hash, without running `Hasher` over the key again (about 180 of a
-    /// call's instructions): the key's own mix, folded with the table's seed. An identifier's
-    /// mix is already seeded once per process, so a second hash would add no protection against
-    /// chosen collisions; a call site's comes from source code. Equal keys give equal values:
-    /// a site's file ID counts by its length, which both of its forms share. So sites at one
-    /// line and column in files whose IDs have one length hash alike: the tables then tell them
-    /// apart by `==`, a probe per such site (accepted: sites come from source code, and few
-    /// files share a length, a line and a column; GroupKeyAdversarialTests checks 500).
+    /// What the tables hash, without running `Hasher` over the key again (a second full hash
+    /// on every lookup; see the hot path section of Architecture.md): the key's own mix, folded
+    /// with the table's seed. An identifier's mix is already seeded once per process, so a
+    /// second hash would add no protection against chosen collisions; a call site's comes from
+    /// source code. Equal keys give equal values: a site's file ID counts by its length, which
+    /// both of its forms share. So sites at one line and column in files whose IDs have one
+    /// length hash alike: the tables then tell them apart by `==`, a probe per such site
+    /// (accepted: sites come from source code, and few files share a length, a line and a
+    /// column; GroupKeyAdversarialTests checks 500).
     func _rawHashValue(seed: Int) -> Int {
         let tag: UInt64
         switch self {

@@ -90,8 +90,8 @@ final class RunOutcome<T: Sendable>: LatestRun {
         }
         // When the outcome came through the continuation, take the lock once more: the token
         // was made and handed over under it on the settling thread, and ThreadSanitizer sees
-        // that ordering through the lock (it missed it through the continuation's resumption
-        // once, reporting `token.host` written in `init` and read in `finish`).
+        // that ordering through the lock. Through the continuation's resumption alone it can
+        // miss it, and report `token.host` (written in `init`, read in `finish`) as a race.
         if token != nil { state.withLock { _ in } }
         // The caller has the outcome: on its own actor, what it does next with it runs before
         // a clock advance that waited for this token goes on.

@@ -11,11 +11,11 @@
 /// On Apple platforms it is `Synchronization.Mutex`, an `os_unfair_lock`. Elsewhere it is a
 /// plain `pthread_mutex_t`. `Mutex` on Linux waits on a priority-inheriting futex: when more
 /// threads than cores contend, a holder that is descheduled inside its critical section makes
-/// every waiter sleep in the kernel, and throughput falls by two orders of magnitude (measured
-/// in the benchmarks' concurrency section). A default `pthread_mutex_t` takes a free lock with
-/// one atomic operation and otherwise waits on a plain futex, without priority inheritance, so
-/// it keeps its throughput with 8 or 16 threads on two cores. ThreadSanitizer understands
-/// pthread mutexes, so no extra fences are needed for it.
+/// every waiter sleep in the kernel, and throughput collapses (the benchmarks' concurrency
+/// section shows it: its `Mutex` floor rows against its `pthread_mutex_t` ones). A default
+/// `pthread_mutex_t` takes a free lock with one atomic operation and otherwise waits on a
+/// plain futex, without priority inheritance, so its throughput holds when threads outnumber
+/// cores. ThreadSanitizer understands pthread mutexes, so no extra fences are needed for it.
 ///
 /// Built with `-Xswiftc -DTEMPO_PORTABLE`, Linux takes the `Mutex` branch too: CI builds and
 /// tests it that way, so a change that breaks the branch Apple platforms take fails there.
@@ -58,9 +58,9 @@
         /// A lock guarding `value`. A `separated` lock (for locks that many threads take at
         /// once, the registry's shards) starts and ends on a 128-byte boundary, so that no other
         /// lock or value shares its cache lines: threads taking different separated locks then
-        /// do not slow each other down (two threads on the shards of distinct keys ran no faster
-        /// than one when the shards' storage sat side by side). Other locks, made per call, stay
-        /// small.
+        /// do not slow each other down (two shards on one line would make two threads on
+        /// distinct keys take turns, as if they shared one lock). Other locks, made per call,
+        /// stay small.
         package init(_ value: consuming sending Value, separated: Bool = false) {
             let size = Self.valueOffset + MemoryLayout<Value>.size
             let unit = separated ? Self.separation : 1
