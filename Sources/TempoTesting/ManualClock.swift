@@ -153,7 +153,7 @@ public final class ManualClock: Clock, Sendable {
     ///   (a cancelled task whose deadline has come returns instead).
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let id = state.withLock { $0.nextID() }
-        let token = SettleToken.current.flatMap { $0.host === self && !$0.isFinished ? $0 : nil }
+        let token = SettleToken.current(of: self)
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation {
                 (continuation: CheckedContinuation<Void, any Error>) in
