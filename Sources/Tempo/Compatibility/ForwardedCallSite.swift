@@ -43,9 +43,11 @@ public func debounce(
     column: UInt = #column,
     operation: @escaping @Sendable () -> Void
 ) {
-    TempoRegistry.current.debounce(
-        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        maxWait: maxWait, operation: .sync(operation, actorType))
+    TempoRegistry.withCurrentRegistry {
+        $0.debounce(
+            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+            maxWait: maxWait, operation: .sync(operation, actorType))
+    }
 }
 
 /// For wrapper authors: debounces a main-actor operation under the call site a wrapper
@@ -85,9 +87,11 @@ public func debounce(
     column: UInt = #column,
     operation: @escaping @MainActor @Sendable () -> Void
 ) {
-    TempoRegistry.current.debounce(
-        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        maxWait: maxWait, operation: .main(operation))
+    TempoRegistry.withCurrentRegistry {
+        $0.debounce(
+            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+            maxWait: maxWait, operation: .main(operation))
+    }
 }
 
 /// For wrapper authors: debounces an asynchronous, throwing operation under the call site a
@@ -140,11 +144,12 @@ public func debounce(
         nil,
     operation: @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
-    TempoRegistry.current.debounce(
-        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        maxWait: maxWait,
-        operation: .async(AsyncOperation(operation, on: actorType, onError: onError))
-    ) ?? appliedCallTask
+    TempoRegistry.withCurrentRegistry {
+        $0.debounce(
+            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+            maxWait: maxWait,
+            operation: .async(AsyncOperation(operation, on: actorType, onError: onError)))
+    } ?? appliedCallTask
 }
 
 /// For wrapper authors: throttles `operation` under the call site a wrapper forwards, its file
@@ -184,9 +189,11 @@ public func throttle(
     column: UInt = #column,
     operation: @escaping @Sendable () -> Void
 ) {
-    TempoRegistry.current.throttle(
-        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        operation: .sync(operation, actorType))
+    TempoRegistry.withCurrentRegistry {
+        $0.throttle(
+            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+            operation: .sync(operation, actorType))
+    }
 }
 
 /// For wrapper authors: throttles a main-actor operation under the call site a wrapper
@@ -223,9 +230,11 @@ public func throttle(
     column: UInt = #column,
     operation: @escaping @MainActor @Sendable () -> Void
 ) {
-    TempoRegistry.current.throttle(
-        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        operation: .main(operation))
+    TempoRegistry.withCurrentRegistry {
+        $0.throttle(
+            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+            operation: .main(operation))
+    }
 }
 
 /// For wrapper authors: throttles an asynchronous, throwing operation under the call site a
@@ -275,8 +284,9 @@ public func throttle(
         nil,
     operation: @escaping @Sendable () async throws -> Void
 ) -> Task<Void, Never> {
-    TempoRegistry.current.throttle(
-        GroupKey(identifier, fileID, line, column), duration: duration, option: option,
-        operation: .async(AsyncOperation(operation, on: actorType, onError: onError))
-    ) ?? appliedCallTask
+    TempoRegistry.withCurrentRegistry {
+        $0.throttle(
+            GroupKey(identifier, fileID, line, column), duration: duration, option: option,
+            operation: .async(AsyncOperation(operation, on: actorType, onError: onError)))
+    } ?? appliedCallTask
 }

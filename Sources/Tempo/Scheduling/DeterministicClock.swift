@@ -81,7 +81,7 @@ package final class SettleToken: Sendable {
     /// The current task's token when it is work of `host` still running (the task runs an
     /// operation the engine launched on that clock); `nil` on an ordinary clock (`host` is
     /// `nil`) or for a task no token of `host` tracks.
-    static func current(of host: (any DeterministicClock)?) -> SettleToken? {
+    package static func current(of host: (any DeterministicClock)?) -> SettleToken? {
         guard let host, let token = current, token.host === host, !token.isFinished else {
             return nil
         }

@@ -37,11 +37,7 @@ enum Operation: Sendable {
                 operation()
             }
         case .sync(let operation, .mainActor):
-            let token = clock.launchToken()
-            Task { @MainActor in
-                operation()
-                token?.finish()
-            }
+            Self.launchOnMainActor(operation, clock)
         case .sync(let operation, .ownedActor):
             let token = clock.launchToken()
             Task { @TempoActor in
@@ -49,15 +45,23 @@ enum Operation: Sendable {
                 token?.finish()
             }
         case .main(let operation):
-            let token = clock.launchToken()
-            Task { @MainActor in
-                operation()
-                token?.finish()
-            }
+            Self.launchOnMainActor(operation, clock)
         case .ticket(let ticket):
             ticket.grant(clock.launchToken())
         case .async(let operation):
             operation.launch(clock)
+        }
+    }
+
+    /// Runs a synchronous operation on the main actor, in a task of its own that `clock` tracks:
+    /// how both `.sync(_, .mainActor)` and `.main` launch.
+    private static func launchOnMainActor(
+        _ operation: @escaping @MainActor @Sendable () -> Void, _ clock: EngineClock
+    ) {
+        let token = clock.launchToken()
+        Task { @MainActor in
+            operation()
+            token?.finish()
         }
     }
 
