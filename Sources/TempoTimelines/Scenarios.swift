@@ -35,7 +35,9 @@ extension Duration {
 }
 
 /// The tick of the debounce and throttle scenarios, and their window: the marble diagrams of
-/// `Tests/TempoTests/Registry/MarbleTests.swift` use the same.
+/// `Tests/TempoTests/Debounce/DebounceMarbleTests.swift` and
+/// `Tests/TempoTests/Throttle/ThrottleMarbleTests.swift` use the same (their `tick` and
+/// `window` are in `Tests/TempoTests/Support/MarbleSupport.swift`).
 let tick = Duration.milliseconds(100)
 let window = tick * 3
 
