@@ -70,4 +70,10 @@ let ceilings: [Ceiling] = [
     Ceiling("cost per call", "`hedge` with maxAttempts 1 (no timer)", 160),
     // 9.74× to 21.98×
     Ceiling("cost per call", "one child task in a task group, awaited", 33),
+    // The observer's rows, added on 2026-12-02 from 11 `--quick --only events` runs taken while
+    // a mutation run kept both cores busy (load average about 2.5).
+    // 0.74× to 1.50×
+    Ceiling("events", "`takeRatePermit` refused, nobody observing", 2.3),
+    // 2.63× to 6.07×
+    Ceiling("events", "`takeRatePermit` refused, an observer counting each event", 9.1),
 ]

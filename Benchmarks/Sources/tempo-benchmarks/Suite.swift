@@ -15,7 +15,7 @@ func progress(_ message: String) {
 /// The parts of the suite, for `--only`.
 enum Section: String, CaseIterable, Sendable {
     case costs, concurrency, shards, memory, lateness, ordering
-    case rateLimit, results, concurrencyLimit
+    case rateLimit, results, concurrencyLimit, events
 }
 
 /// Runs every benchmark and checks the targets.
@@ -48,6 +48,7 @@ struct Suite {
         if sections.contains(.lateness) { await lateness(into: &report) }
         if sections.contains(.ordering) { await ordering(into: &report) }
         if sections.contains(.rateLimit) { await rateLimitCosts(into: &report) }
+        if sections.contains(.events) { await eventCosts(into: &report) }
         if sections.contains(.results) { await results(into: &report) }
         if sections.contains(.costs) || sections.contains(.concurrencyLimit) {
             await concurrencyLimitCosts(into: &report)

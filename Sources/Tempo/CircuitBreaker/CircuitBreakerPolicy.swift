@@ -105,7 +105,10 @@ public struct CircuitBreakerPolicy: Sendable {
     public var isFailure: @Sendable (any Error) -> Bool
     /// Called once per change of state with the old state and the new one; see
     /// ``circuitBreaker(_:identifier:fileID:line:column:operation:)`` for when and
-    /// where it runs. Defaults to `nil`.
+    /// where it runs. Defaults to `nil`. To see every breaker's changes in one place, and
+    /// their rejections, observe the registry instead
+    /// (``TempoEvent/Decision/breakerChanged(from:to:)``, reported after this is called; see
+    /// <doc:ObservingDecisions>).
     ///
     /// ```swift
     /// var policy = CircuitBreakerPolicy()

@@ -61,7 +61,10 @@ extension TempoRegistry {
                 at: { clock.now() }, policy: policy, change: &change)
             return (admission, tables.circuitBreakers.values[index].state.idInPlace)
         }
-        change?.notify()
+        report(key, change)
+        if case .rejected(let after) = admitted.0, events.isObserved {
+            events.report(.circuitBreaker, key, .breakerRejected(retryAfter: after))
+        }
         return admitted
     }
 
@@ -96,7 +99,7 @@ extension TempoRegistry {
             return (change, Self.settleBreaker(key, at: index, in: &tables, self))
         }
         timer?.cancel()
-        change?.notify()
+        report(key, change)
     }
 
     /// After a change to the breaker at `index`: a fresh one leaves the registry (its timer
@@ -140,7 +143,7 @@ extension TempoRegistry {
                 key, in: &tables.circuitBreakers, ids: &tables.ids, window: .lastCalls(20))
             return tables.circuitBreakers.values[index].state.open(at: now, for: nil)
         }
-        change?.notify()
+        report(key, change)
     }
 
     /// Closes the breaker `identifier`; see ``Tempo/closeCircuitBreaker(identifier:)``.
@@ -159,7 +162,7 @@ extension TempoRegistry {
             return (change, Self.settleBreaker(key, at: index, in: &tables, self))
         }
         timer?.cancel()
-        change?.notify()
+        report(key, change)
     }
 
     /// Forgets the breaker `identifier`; see ``Tempo/resetCircuitBreaker(identifier:)``.
@@ -174,6 +177,15 @@ extension TempoRegistry {
         let removed = withShard(of: key) { tables in tables.circuitBreakers.removeLive(key) }
         removed?.timer?.cancel()
         guard var entry = removed?.state else { return }
-        entry.close()?.notify()
+        report(key, entry.close())
+    }
+
+    /// Tells a change of the breaker of `key` to its policy's `onStateChange`, then to the
+    /// registry's observers. Outside the lock.
+    @inline(__always)
+    private func report(_ key: GroupKey, _ change: BreakerState.Change?) {
+        guard let change else { return }
+        change.notify()
+        events.report(.circuitBreaker, key, .breakerChanged(from: change.old, to: change.new))
     }
 }

@@ -28,9 +28,13 @@ final class LimitWaiter: Sendable {
     /// The work token of the waiting task, when a deterministic clock tracks it: parked while
     /// the call waits, unparked when it is decided.
     let callerToken: SettleToken?
+    /// When the call joined the queue, on the registry's clock, if someone observed the
+    /// registry then: its admission or timeout is reported with the wait.
+    let queuedAt: Duration?
 
-    init(callerToken: SettleToken?) {
+    init(callerToken: SettleToken?, queuedAt: Duration? = nil) {
         self.callerToken = callerToken
+        self.queuedAt = queuedAt
     }
 
     /// The engine's decision. `token` is new work the task must finish when the call ends (on

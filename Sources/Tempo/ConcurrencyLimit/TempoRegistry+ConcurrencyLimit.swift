@@ -51,7 +51,9 @@ extension TempoRegistry {
                     limit: limit, queueLimit: queueLimit, queueTimeout: queueTimeout,
                     now: { clock.now() },
                     waiter: {
-                        let made = LimitWaiter(callerToken: callerToken)
+                        let made = LimitWaiter(
+                            callerToken: callerToken,
+                            queuedAt: events.isObserved ? clock.now() : nil)
                         waiter = made
                         return made
                     })
@@ -59,11 +61,22 @@ extension TempoRegistry {
                 case .run:
                     break
                 case .queued:
-                    if let index = table.index(forKey: key),
-                        let wake = table.values[index].state.nextDeadline
-                    {
-                        arm(&table.values[index], key: key, wake: wake, ids: &ids) {
-                            $0.limitTimerFired($1, timerGeneration: $2, at: $3)
+                    if let index = table.index(forKey: key) {
+                        if let wake = table.values[index].state.nextDeadline {
+                            arm(&table.values[index], key: key, wake: wake, ids: &ids) {
+                                $0.limitTimerFired($1, timerGeneration: $2, at: $3)
+                            }
+                        }
+                        // Reported before the lock is let go, so that no release or timer
+                        // deciding for this waiter is reported first. The observer does not
+                        // run here: the event is only buffered.
+                        if let queuedAt = waiter?.queuedAt {
+                            let state = table.values[index].state
+                            events.report(
+                                .concurrencyLimit, key,
+                                .concurrencyLimitQueued(
+                                    running: state.running, queued: state.queuedCount),
+                                at: queuedAt)
                         }
                     }
                     // Asleep until decided: an advance of a deterministic clock must not wait
@@ -85,8 +98,16 @@ extension TempoRegistry {
             // `call` makes the waiter of every call it queues.
             return .wait(waiter!, id: id)
         case .queueFull(let running, let queued):
+            if events.isObserved {
+                events.report(
+                    .concurrencyLimit, key,
+                    .concurrencyLimitRefused(running: running, queued: queued))
+            }
             throw .queueFull(running: running, queued: queued)
         case .timedOut:
+            if events.isObserved {
+                events.report(.concurrencyLimit, key, .concurrencyLimitTimedOut(waited: .zero))
+            }
             throw .queueTimedOut(queueTimeout ?? .zero)
         }
     }
@@ -112,7 +133,7 @@ extension TempoRegistry {
         }
         guard let (admitted, timer) = after else { return }
         timer?.cancel()
-        for waiter in admitted { decide(waiter, .admitted) }
+        for waiter in admitted { decide(waiter, .admitted, key) }
     }
 
     /// The task of the waiter `id` was cancelled: it leaves the queue, unless it was decided.
@@ -121,14 +142,28 @@ extension TempoRegistry {
             guard let index = tables.concurrencyLimits.index(forKey: key) else { return (nil, []) }
             return tables.concurrencyLimits.values[index].state.withdraw(id)
         }
-        if let removed { decide(removed, .cancelled) }
-        for waiter in admitted { decide(waiter, .admitted) }
+        if let removed { decide(removed, .cancelled, key) }
+        for waiter in admitted { decide(waiter, .admitted, key) }
     }
 
     /// Tells a waiter its fate, outside the lock. A task that carried a work token gets it
     /// counted as running again; one that carried none gets a new one, on a deterministic clock,
     /// so an advance that woke it waits until it finishes or sleeps on the clock again.
-    private func decide(_ waiter: LimitWaiter, _ verdict: LimitWaiter.Verdict) {
+    private func decide(_ waiter: LimitWaiter, _ verdict: LimitWaiter.Verdict, _ key: GroupKey) {
+        if let queuedAt = waiter.queuedAt {
+            let now = clock.now()
+            let waited = now.subtracting(queuedAt)
+            switch verdict {
+            case .admitted:
+                events.report(
+                    .concurrencyLimit, key, .concurrencyLimitAdmitted(waited: waited), at: now)
+            case .timedOut:
+                events.report(
+                    .concurrencyLimit, key, .concurrencyLimitTimedOut(waited: waited), at: now)
+            case .reset, .cancelled:
+                break
+            }
+        }
         if let token = waiter.callerToken {
             token.unpark()
             waiter.decide(verdict, token: nil)
@@ -163,8 +198,8 @@ extension TempoRegistry {
             }
             return (expired, admitted, next)
         }
-        for waiter in expired { decide(waiter, .timedOut) }
-        for waiter in admitted { decide(waiter, .admitted) }
+        for waiter in expired { decide(waiter, .timedOut, key) }
+        for waiter in admitted { decide(waiter, .admitted, key) }
         return next
     }
 
@@ -183,6 +218,6 @@ extension TempoRegistry {
             return (waiters, timer)
         }
         timer?.cancel()
-        for waiter in waiters { decide(waiter, .reset) }
+        for waiter in waiters { decide(waiter, .reset, key) }
     }
 }

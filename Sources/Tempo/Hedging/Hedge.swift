@@ -101,6 +101,9 @@ private func runHedge<Value: Sendable>(
             // Starts `attempts`, then arms the timer for the next hedge, if one is left.
             func start(_ attempts: ClosedRange<Int>) {
                 for attempt in attempts {
+                    if attempt > 1 {
+                        site.report(.hedge, .hedgeStarted(attempt: attempt), in: registry)
+                    }
                     let token = clock.settleToken()
                     group.addTask { await runAttempt(attempt, token, mailbox, gate, operation) }
                 }
@@ -137,7 +140,8 @@ private func runHedge<Value: Sendable>(
                         registry.updateRunningWork(id, plan.snapshotState)
                     }
                     token?.finish()
-                case .finished(_, .success(let value), let token):
+                case .finished(let attempt, .success(let value), let token):
+                    site.report(.hedge, .hedgeWon(attempt: attempt), in: registry)
                     outcome = .success(value)
                     deciding = token
                 case .finished(let attempt, .failure(let error), let token):
@@ -145,6 +149,7 @@ private func runHedge<Value: Sendable>(
                     case .start(let attempts): start(attempts)
                     case .wait: break
                     case .allFailed(let errors):
+                        site.report(.hedge, .hedgeFailed(attempts: errors.count), in: registry)
                         outcome = .failure(HedgingError.allAttemptsFailed(errors))
                     }
                     registry.updateRunningWork(id, plan.snapshotState)

@@ -84,6 +84,9 @@ extension TempoRegistry {
                 state.hold(until: until, at: now)
                 return RateLimitCall(outcome: (), timerWake: state.wake(at: now))
             }
+        } else {
+            return
         }
+        if events.isObserved { events.report(.rateLimit, key, .rateLimitHeld(for: after), at: now) }
     }
 }

@@ -227,10 +227,11 @@ public func takeRatePermit(
         throw .cannotAdmit(weight: weight, burst: bucket.burst)
     }
     let key = GroupKey(identifier, fileID, line, column)
-    if case .limited(let after) = TempoRegistry.withCurrentRegistry({
-        $0.enterRateLimit(key, weight: weight, bucket: bucket)
-    }) {
-        throw .limited(retryAfter: after)
+    try TempoRegistry.withCurrentRegistry { registry throws(RateLimitError) in
+        if case .limited(let after) = registry.enterRateLimit(key, weight: weight, bucket: bucket) {
+            registry.reportRefused(key, retryAfter: after)
+            throw .limited(retryAfter: after)
+        }
     }
 }
 
@@ -275,7 +276,10 @@ func ratePermitNow(
     let registry = TempoRegistry.current
     guard case .limited(let after) = registry.enterRateLimit(key, weight: weight, bucket: bucket)
     else { return .admitted }
-    if policy.maxWait == .zero { throw RateLimitError.limited(retryAfter: after) }
+    if policy.maxWait == .zero {
+        registry.reportRefused(key, retryAfter: after)
+        throw RateLimitError.limited(retryAfter: after)
+    }
     return .wait(registry, bucket)
 }
 
@@ -292,7 +296,10 @@ func windowPermitNow(
     guard case .limited(let after) = registry.enterWindowLimit(key, ask: ask) else {
         return .admitted
     }
-    if policy.maxWait == .zero { throw RateLimitError.limited(retryAfter: after) }
+    if policy.maxWait == .zero {
+        registry.reportRefused(key, retryAfter: after)
+        throw RateLimitError.limited(retryAfter: after)
+    }
     return .waitInWindow(registry, ask)
 }
 
@@ -305,9 +312,19 @@ func takeWindowPermit(
         throw .cannotAdmit(weight: weight, burst: window.permits)
     }
     let ask = WindowLimitEntry.Ask(weight: weight, permits: window.permits, span: window.span)
-    if case .limited(let after) = TempoRegistry.withCurrentRegistry({
-        $0.enterWindowLimit(key, ask: ask)
-    }) {
-        throw .limited(retryAfter: after)
+    try TempoRegistry.withCurrentRegistry { registry throws(RateLimitError) in
+        if case .limited(let after) = registry.enterWindowLimit(key, ask: ask) {
+            registry.reportRefused(key, retryAfter: after)
+            throw .limited(retryAfter: after)
+        }
+    }
+}
+
+extension TempoRegistry {
+    /// Reports a call refused at once, without waiting.
+    @inline(__always)
+    func reportRefused(_ key: GroupKey, retryAfter: Duration) {
+        guard events.isObserved else { return }
+        events.report(.rateLimit, key, .rateLimitRefused(retryAfter: retryAfter, waited: .zero))
     }
 }

@@ -11,15 +11,25 @@ struct PermitWaiter: Sendable {
     /// the engine launched): parked while the call waits, so an advance does not wait for a
     /// task that waits for the advance, and counted as running again when the wait ends.
     let callerToken: SettleToken?
+    /// Where the end of the wait is reported, when someone observed the registry as the call
+    /// joined the queue.
+    let report: WaitReport?
 
     /// Ends the wait with a permit: the task goes on under its own token, or a new one.
     func admit() {
+        report?.end { .rateLimitAdmitted(waited: $0) }
         if let callerToken {
             callerToken.unpark()
             continuation.resume(returning: nil)
         } else {
             continuation.resume(returning: host.map { SettleToken(host: $0) })
         }
+    }
+
+    /// Ends the wait because its maximum wait ran out: a permit is free in `retryAfter`.
+    func expire(retryAfter: Duration) {
+        report?.end { .rateLimitRefused(retryAfter: retryAfter, waited: $0) }
+        fail(RateLimitError.limited(retryAfter: retryAfter))
     }
 
     /// Ends the wait with `error`.
@@ -41,7 +51,7 @@ extension RateLimitState.Settled where Waiter == PermitWaiter {
     /// Tells the waiters: admitted ones go on, expired ones throw. Called outside any lock.
     func resume() {
         for waiter in admitted { waiter.admit() }
-        for (waiter, after) in expired { waiter.fail(RateLimitError.limited(retryAfter: after)) }
+        for (waiter, after) in expired { waiter.expire(retryAfter: after) }
     }
 
     /// The same, as an operation the registry launches after its lock (nothing when empty).
@@ -130,6 +140,21 @@ enum RateLimitWaitOutcome: Sendable {
     case admitted, queued, cancelled
 }
 
+/// What an observed wait reports when it ends: to whom, under which key, and since when.
+struct WaitReport: Sendable {
+    let events: EventHub
+    let helper: TempoSnapshot.Kind
+    let key: GroupKey
+    let queuedAt: Duration
+    let now: @Sendable () -> Duration
+
+    /// Reports the decision that ended the wait, made from how long it lasted.
+    func end(_ decision: (Duration) -> TempoEvent.Decision) {
+        let now = now()
+        events.report(helper, key, decision(now.subtracting(queuedAt)), at: now)
+    }
+}
+
 extension TempoRegistry {
     /// Takes a permit at once, or says how long a call would wait: a clock read, a lock and a
     /// table update. `bucket` is the limit's, with a positive burst at least `weight`.
@@ -194,15 +219,27 @@ extension TempoRegistry {
                         return RateLimitCall(
                             outcome: .cancelled, timerWake: state.timerWake(at: now))
                     }
-                    if state.take(request, at: now) == .admitted {
+                    guard case .limited(let estimate) = state.take(request, at: now) else {
                         return RateLimitCall(
                             outcome: .admitted, timerWake: state.timerWake(at: now))
                     }
+                    let observed = events.isObserved
                     let id = state.enqueue(
                         PermitWaiter(
-                            continuation: continuation, host: host, callerToken: callerToken),
+                            continuation: continuation, host: host, callerToken: callerToken,
+                            report: observed
+                                ? WaitReport(
+                                    events: events, helper: .rateLimit, key: key, queuedAt: now,
+                                    now: clock.now) : nil),
                         request: request, deadline: maxWait.map { now.adding($0) })
                     waiterID.value.withLock { $0 = id }
+                    // Reported before the lock is let go, so that no decision of a timer on
+                    // this waiter (admitted, expired) can be reported first. The observer
+                    // does not run here: the event is only buffered.
+                    if observed {
+                        events.report(
+                            .rateLimit, key, .rateLimitQueued(estimatedWait: estimate), at: now)
+                    }
                     // Asleep until decided: parked under the lock, so no decision can come
                     // first, and after the key's timer is armed (see `TransitionResult`), so
                     // an advance that sees the task parked fires the timer when it comes due.

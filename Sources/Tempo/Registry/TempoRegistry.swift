@@ -54,6 +54,8 @@ public final class TempoRegistry: Sendable {
     /// Drains in progress (see ``drain(within:)``): read by every debounce and throttle call,
     /// so kept here, where reading it costs a load and no reference count.
     let drainCount = Atomic<Int>(0)
+    /// The observers of the helpers' decisions (see ``observe(bufferLimit:_:)``).
+    let events: EventHub
 
     /// A registry whose timing runs on `clock`.
     ///
@@ -90,6 +92,7 @@ public final class TempoRegistry: Sendable {
         shards = shardStorage.shards
         shardMask = count - 1
         self.isShared = isShared
+        events = EventHub(now: engineClock.now, host: engineClock.host)
         engineClock.host?.attach(self)
     }
 

@@ -151,7 +151,10 @@ public func retry<Value>(
 ///   - shouldRetry: Asked, when attempts are left, whether to retry after this error; `nil`
 ///     (the default) retries every error but `CancellationError`.
 ///   - onRetry: Told before each wait the attempt that failed (1-based), its error and the
-///     wait chosen (zero included). `nil` (the default): nothing is told.
+///     wait chosen (zero included). `nil` (the default): nothing is told. A registry's
+///     observer is told the same, for every `retry`, as
+///     ``TempoEvent/Decision/retryScheduled(attempt:error:delay:)``, and why a retry stopped
+///     (<doc:ObservingDecisions>).
 ///   - budget: The ``RetryBudget`` every retry must withdraw from; `nil` (the default): none.
 ///     A retry it refuses is not retried, and `onRetry` is not told.
 ///   - timeBudget: How long after the call retries may start: no attempt starts, and no wait

@@ -40,19 +40,30 @@ func runRetry<Value>(
         } catch {
             if error is CancellationError { throw error }
             if Task.isCancelled { throw CancellationError() }
-            guard attempt < maxAttempts, shouldRetry?(error) ?? true else { throw error }
+            func stop(_ reason: TempoEvent.RetryStop) -> any Error {
+                site.report(
+                    .retry, .retryStopped(attempt: attempt, error: error, reason: reason),
+                    in: registry)
+                return error
+            }
+            guard attempt < maxAttempts else { throw stop(.attemptsExhausted) }
+            guard shouldRetry?(error) ?? true else { throw stop(.notRetryable) }
             var wait = jitter.delay(
                 forRetry: attempt, backoff: backoff, previous: previous, using: &random)
             if let provider = error as? any RetryAfterProviding, let after = provider.retryAfter {
                 wait = min(max(after, .zero), backoff.cap)
             }
             // A retry that would start at or past the deadline is not waited for.
-            if let deadline, clock.now().adding(max(wait, .zero)) >= deadline { throw error }
+            if let deadline, clock.now().adding(max(wait, .zero)) >= deadline {
+                throw stop(.timeBudgetExhausted)
+            }
             if let account, !registry.spendRetryBudget(account.key, account.rule) {
-                throw error
+                throw stop(.budgetRefused(budget: account.key.description))
             }
             previous = wait
             onRetry?(attempt, error, wait)
+            site.report(
+                .retry, .retryScheduled(attempt: attempt, error: error, delay: wait), in: registry)
             if wait > .zero {
                 let wakeAt = clock.now().adding(wait)
                 registry.updateRunningWork(
@@ -64,7 +75,7 @@ func runRetry<Value>(
             }
             try Task.checkCancellation()
             // A clock that woke late must not start an attempt past the deadline either.
-            if let deadline, clock.now() >= deadline { throw error }
+            if let deadline, clock.now() >= deadline { throw stop(.timeBudgetExhausted) }
             attempt += 1
             registry.updateRunningWork(
                 id, .retrying(attempt: attempt, maxAttempts: maxAttempts, waitingUntil: nil))

@@ -51,6 +51,19 @@ struct HelperSite: Sendable {
         self.column = column
     }
 
+    /// The key the work is listed, and its events reported, under.
+    var key: GroupKey { GroupKey(identifier, fileID, line, column) }
+
+    /// Reports a decision of the work's helper to `registry`'s observers, if it has any.
+    @inline(__always)
+    func report(
+        _ helper: TempoSnapshot.Kind, _ decision: @autoclosure () -> TempoEvent.Decision,
+        in registry: TempoRegistry
+    ) {
+        guard registry.events.isObserved else { return }
+        registry.events.report(helper, key, decision())
+    }
+
     /// Registers work of `kind` in `registry`: a lock, no await, no task.
     func begin(
         _ kind: TempoSnapshot.Kind, in registry: TempoRegistry, state: TempoSnapshot.State

@@ -156,9 +156,12 @@ private func runTimeout<Value: Sendable>(
     site: HelperSite,
     operation: @escaping @isolated(any) @Sendable () async throws -> Value
 ) async throws -> Value {
-    guard limit > .zero else { throw TimeoutError.timedOut(limit) }
-    try Task.checkCancellation()
     let registry = clock.registry
+    guard limit > .zero else {
+        site.report(.timeout, .timedOut(after: limit), in: registry)
+        throw TimeoutError.timedOut(limit)
+    }
+    try Task.checkCancellation()
     let id = site.begin(
         .timeout, in: registry, state: .timeout(deadline: clock.registryInstant(deadline)))
     defer { registry.endRunningWork(id) }
@@ -202,6 +205,7 @@ private func runTimeout<Value: Sendable>(
         case .finished(let result):
             return Task.isCancelled ? .failure(CancellationError()) : result
         case .deadline:
+            site.report(.timeout, .timedOut(after: limit), in: registry)
             return .failure(TimeoutError.timedOut(limit))
         case .cancelled:
             return .failure(CancellationError())

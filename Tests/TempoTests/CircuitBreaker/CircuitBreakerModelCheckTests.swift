@@ -46,6 +46,9 @@ struct BreakerModel {
     var changes: [String] = []
     /// A breaker opened by hand before any call knows no callback yet.
     var callbackKnown = false
+    /// What the registry's observer is told: every change (callback or not) and every
+    /// rejection, with its wait.
+    var events: [String] = []
 
     func window(at now: Int) -> [(at: Int, failed: Bool)] {
         if let count { return Array(outcomes.suffix(count)) }
@@ -54,6 +57,7 @@ struct BreakerModel {
 
     mutating func move(_ new: String) {
         if new != state, callbackKnown { changes.append("\(state)>\(new)") }
+        if new != state { events.append("\(state)>\(new)") }
         state = new
         epoch += 1
         outcomes = []
@@ -72,12 +76,13 @@ struct BreakerModel {
     /// window, which knows no callback and counts no call admitted before.
     mutating func leaveIfFresh(at now: Int) {
         guard isFresh(at: now) else { return }
-        let kept = (changes, generation)
+        let kept = (changes, generation, events)
         self = BreakerModel(
             count: count, span: span, ratio: ratio, minimumCalls: minimumCalls, base: base,
             maximum: maximum, trials: trials)
         changes = kept.0
         generation = kept.1 + 1
+        events = kept.2
     }
 
     mutating func open(at now: Int, for length: Int?) {
@@ -92,8 +97,15 @@ struct BreakerModel {
         move("closed")
     }
 
-    /// `.success(epoch)`, or the rejection as the engine's test describes it.
+    /// `.success(epoch)`, or the rejection as the engine's test describes it (and as its
+    /// event is described).
     mutating func admit(at now: Int) -> Result<Int, BreakerModelRejection> {
+        let admission = decide(at: now)
+        if case .failure(let rejection) = admission { events.append(rejection.text) }
+        return admission
+    }
+
+    private mutating func decide(at now: Int) -> Result<Int, BreakerModelRejection> {
         callbackKnown = true
         if state == "open" {
             guard let reopensAt else { return .failure(.init(text: "open(?)")) }
@@ -201,6 +213,15 @@ struct BreakerModelRejection: Error { var text: String }
             onStateChange: breakerChangeLog(changes))
         let clock = ManualClock()
         let registry = TempoRegistry(clock: clock)
+        let events = Log<String>()
+        let observer = registry.observe { event in
+            switch event.decision {
+            case .breakerChanged(let from, let to): events.append("\(from)>\(to)")
+            case .breakerRejected(let after?): events.append("open(\(Int(after / tick))ms)")
+            case .breakerRejected(nil): events.append("open(?)")
+            default: events.append("unexpected \(event)")
+            }
+        }
         var now = 0
         var held: [(gate: BreakerGate, task: Task<String, Never>, epoch: Int, generation: Int)] = []
         var trace: [String] = ["\(model)"]
@@ -268,6 +289,10 @@ struct BreakerModelRejection: Error { var text: String }
             }
             if changes.all != model.changes {
                 return fail("step \(step): changes \(changes.all), model \(model.changes)")
+            }
+            await observer.waitUntilDelivered()
+            if events.all != model.events {
+                return fail("step \(step): events \(events.all), model \(model.events)")
             }
         }
         for call in held {

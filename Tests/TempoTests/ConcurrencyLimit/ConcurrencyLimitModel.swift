@@ -19,6 +19,11 @@ struct ConcurrencyLimitModel {
     var log: [String] = []
     /// How each call ended: "ran", "queueFull", "timedOut", "reset", "cancelled".
     var outcomes: [Int: String] = [:]
+    /// What the registry's observer is told, with the instant: "queued 1 2@0" (running and
+    /// queued after it), "admitted 1000@1000" (the wait), "refused 1 2@0", "timedOut 500@500".
+    var events: [String] = []
+    /// When each waiter joined the queue.
+    var queuedAt: [Int: Int] = [:]
 
     init(limit: Int, queueLimit: Int) {
         self.limit = limit
@@ -33,13 +38,17 @@ struct ConcurrencyLimitModel {
         if queue.isEmpty, running.count < limit { return start(index) }
         if queue.count >= queueLimit {
             outcomes[index] = "queueFull"
+            events.append("refused \(running.count) \(queue.count)@\(now)")
             return
         }
         if let timeout = call.timeoutMilliseconds, timeout <= 0 {
             outcomes[index] = "timedOut"
+            events.append("timedOut 0@\(now)")
             return
         }
         queue.append((index, call.timeoutMilliseconds.map { now + $0 }))
+        queuedAt[index] = now
+        events.append("queued \(running.count) \(queue.count)@\(now)")
     }
 
     /// The task of call `index` is cancelled: a waiter leaves the queue; a running operation
@@ -71,7 +80,10 @@ struct ConcurrencyLimitModel {
                 break
             }
             now = next
-            for waiter in queue where waiter.deadline == now { outcomes[waiter.call] = "timedOut" }
+            for waiter in queue where waiter.deadline == now {
+                outcomes[waiter.call] = "timedOut"
+                events.append("timedOut \(now - queuedAt[waiter.call]!)@\(now)")
+            }
             queue.removeAll { $0.deadline == now }
             for call in running where call.endsAt == now {
                 log.append("end \(call.call)@\(now)")
@@ -84,7 +96,11 @@ struct ConcurrencyLimitModel {
     }
 
     private mutating func admit() {
-        while !queue.isEmpty, running.count < limit { start(queue.removeFirst().call) }
+        while !queue.isEmpty, running.count < limit {
+            let index = queue.removeFirst().call
+            events.append("admitted \(now - queuedAt[index]!)@\(now)")
+            start(index)
+        }
     }
 
     private mutating func start(_ index: Int) {

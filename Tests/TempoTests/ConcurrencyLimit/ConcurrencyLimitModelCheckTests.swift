@@ -10,7 +10,9 @@ import Testing
 //
 // Operations last whole seconds and calls are made on whole seconds; queue timeouts end on half
 // seconds, so no deadline meets the end of an operation at one instant (the contract does not
-// order those two).
+// order those two). The registry's observer must report what the model decided: each call
+// queued (with the counts after it), refused, timed out or admitted from the queue (with its
+// wait), at its instant.
 
 @Suite struct ConcurrencyLimitModelCheckTests {
     enum Action {
@@ -61,6 +63,22 @@ import Testing
         let clock = ManualClock()
         let registry = TempoRegistry(clock: clock)
         let log = Log<String>()
+        let reported = Log<String>()
+        let observer = registry.observe { event in
+            let at = Int(event.at / .milliseconds(1))
+            func ms(_ duration: Duration) -> Int { Int(duration / .milliseconds(1)) }
+            switch event.decision {
+            case .concurrencyLimitQueued(let running, let queued):
+                reported.append("queued \(running) \(queued)@\(at)")
+            case .concurrencyLimitRefused(let running, let queued):
+                reported.append("refused \(running) \(queued)@\(at)")
+            case .concurrencyLimitAdmitted(let waited):
+                reported.append("admitted \(ms(waited))@\(at)")
+            case .concurrencyLimitTimedOut(let waited):
+                reported.append("timedOut \(ms(waited))@\(at)")
+            default: reported.append("unexpected \(event)")
+            }
+        }
         var tasks: [Int: Task<Void, any Error>] = [:]
         await registry.withCurrent {
             for action in schedule.actions {
@@ -134,6 +152,8 @@ import Testing
         }
         #expect(outcomes == model.outcomes, "seed \(seed)")
         #expect(Self.byInstant(log.all) == Self.byInstant(model.log), "seed \(seed)")
+        await observer.waitUntilDelivered()
+        #expect(Self.byInstant(reported.all) == Self.byInstant(model.events), "seed \(seed)")
         #expect(registry.liveKeyCount == 0)
         #expect(registry.limitTablesCheck.broken == nil)
         #expect(registry.limitTablesCheck.stored <= 1)

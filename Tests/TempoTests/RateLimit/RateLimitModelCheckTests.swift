@@ -15,7 +15,9 @@ import Testing
 // clock, through the public API) and through `RateLimitModel`, and requires the same events
 // (who was admitted when, who gave up with which retry-after, who was refused with which
 // retry-after) and, after every step, the same snapshot row and live key count (an idle key may
-// linger, full, for at most one bucket's refill).
+// linger, full, for at most one bucket's refill). The registry's observer must report, in order,
+// what the model decided: each refusal with its retry-after, each waiter queued with the wait
+// expected, and each admitted or given up with how long it waited.
 //
 // Run one seed alone: `TEMPO_MODEL_SEED=1234 swift test --filter RateLimitModelCheck`.
 
@@ -54,8 +56,39 @@ import Testing
         var tasks: [String: Task<Void, Never>] = [:]
         var now = 0
         var trace: [String] = ["refill \(refill) ms, \(limit)"]
+        let reported = Log<String>()
+        let observer = registry.observe { event in
+            func ms(_ duration: Duration) -> Int { Int(duration / tick) }
+            switch event.decision {
+            case .rateLimitQueued(let wait): reported.append("queued \(ms(wait))")
+            case .rateLimitAdmitted(let waited): reported.append("admitted \(ms(waited))")
+            case .rateLimitRefused(let after, let waited):
+                reported.append("refused \(ms(after)) waited \(ms(waited))")
+            default: reported.append("unexpected \(event)")
+            }
+        }
+        // What the observer must report, from the model's decisions; and when each waiter the
+        // model queued joined the queue.
+        var decisions: [String] = []
+        var queuedAt: [String: Int] = [:]
 
-        func record(_ events: [RateLimitModel.Event]) { expected += events.map(\.description) }
+        func record(_ events: [RateLimitModel.Event]) {
+            expected += events.map(\.description)
+            // One settling reports its admissions first, then its waiters given up.
+            let admittedFirst =
+                events.filter { if case .gaveUp = $0 { false } else { true } }
+                + events.filter { if case .gaveUp = $0 { true } else { false } }
+            for event in admittedFirst {
+                switch event {
+                case .admitted(let label, let at):
+                    if let since = queuedAt[label] { decisions.append("admitted \(at - since)") }
+                case .gaveUp(let label, let after):
+                    decisions.append("refused \(after) waited \(now - (queuedAt[label] ?? now))")
+                case .cancelled:
+                    break
+                }
+            }
+        }
 
         for step in 0..<steps {
             let choice = Int.random(in: 0..<10, using: &random)
@@ -67,6 +100,7 @@ import Testing
                     Int(($0.retryAfter ?? .zero) / tick)
                 }
                 let reference = model.take(weight)
+                if let reference { decisions.append("refused \(reference) waited 0") }
                 if engine != reference {
                     return "step \(step): take gave \(String(describing: engine)), "
                         + "model \(String(describing: reference))\n" + trace.joined(separator: "\n")
@@ -77,7 +111,12 @@ import Testing
                     Bool.random(using: &random) ? nil : Int.random(in: 0...6, using: &random)
                 trace.append(
                     "wait \(label) weight \(weight) maxWait \(String(describing: maxWait))")
+                let estimate = model.waitForNewcomer(weight)
                 let events = model.wait(label, weight: weight, maxWait: maxWait, at: now)
+                if events.isEmpty {
+                    queuedAt[label] = now
+                    decisions.append("queued \(estimate)")
+                }
                 record(events)
                 let queuedBefore = rateWaiters(registry, "k")
                 let policy: RateLimitPolicy = maxWait.map { .wait(atMost: tick * $0) } ?? .wait
@@ -125,6 +164,11 @@ import Testing
             _ = await eventually { log.count >= count }
             if log.all.sorted() != expected.sorted() {
                 return "step \(step): events \(log.all.sorted()), model \(expected.sorted())\n"
+                    + trace.joined(separator: "\n")
+            }
+            await observer.waitUntilDelivered()
+            if reported.all != decisions {
+                return "step \(step): observed \(reported.all), model \(decisions)\n"
                     + trace.joined(separator: "\n")
             }
             let row = rateRow(registry, "k")

@@ -1,0 +1,260 @@
+import Synchronization
+
+/// A registry's observer: receives a ``TempoEvent`` for each decision of the resilience
+/// helpers, in the order they were reported, one at a time, on a task of its own.
+///
+/// Made by ``TempoRegistry/observe(bufferLimit:_:)``; it receives events until ``cancel()``.
+/// The engine never waits for it: reporting an event appends it to this observer's buffer
+/// and, when the buffer was empty, starts a task that hands the buffered events to the
+/// handler. So the handler never runs under any of the engine's locks, a slow handler delays
+/// only its own later events, and a handler that throws is counted in ``failureCount`` and
+/// given the next event: no helper's outcome depends on it.
+///
+/// ```swift
+/// let observer = registry.observe { event in log(event.description) }
+/// // ...
+/// observer.cancel()
+/// ```
+///
+/// On a `TempoTesting.ManualClock`, delivery is work the clock waits for: an `advance` returns
+/// once every event reported before it returns has been handled. After calls that need no
+/// advance, ``waitUntilDelivered()`` waits for their events.
+public final class TempoObserver: Sendable {
+    private struct Delivery {
+        var buffer: [TempoEvent] = []
+        var delivering = false
+        var cancelled = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let handler: @Sendable (TempoEvent) throws -> Void
+    private let bufferLimit: Int
+    private let host: (any DeterministicClock)?
+    private let hub: EventHub
+    private let delivery = Lock(Delivery())
+    private let dropped = Atomic<Int>(0)
+    private let failed = Atomic<Int>(0)
+
+    init(
+        hub: EventHub, host: (any DeterministicClock)?, bufferLimit: Int,
+        handler: @escaping @Sendable (TempoEvent) throws -> Void
+    ) {
+        self.hub = hub
+        self.host = host
+        self.bufferLimit = max(bufferLimit, 1)
+        self.handler = handler
+    }
+
+    /// Events not delivered because the buffer already held `bufferLimit` events waiting for
+    /// the handler: the newest are dropped, so the engine never waits and memory stays
+    /// bounded.
+    ///
+    /// ```swift
+    /// let observer = registry.observe(bufferLimit: 1_000) { print($0) }
+    /// // ...
+    /// if observer.droppedCount > 0 { print("the log fell behind") }
+    /// ```
+    public var droppedCount: Int { dropped.load(ordering: .relaxed) }
+
+    /// Events whose handler threw. The error is dropped, and the next event is delivered as
+    /// usual.
+    ///
+    /// ```swift
+    /// let observer = registry.observe { _ in throw CancellationError() }
+    /// // ...
+    /// print("\(observer.failureCount) events threw")
+    /// ```
+    public var failureCount: Int { failed.load(ordering: .relaxed) }
+
+    /// Stops this observer: no event reported after this returns reaches it. Events already
+    /// buffered are still delivered. Calling it again does nothing.
+    ///
+    /// ```swift
+    /// let observer = TempoRegistry.shared.observe { print($0) }
+    /// observer.cancel()
+    /// ```
+    public func cancel() {
+        delivery.withLock { $0.cancelled = true }
+        hub.remove(self)
+    }
+
+    /// Waits until every event reported before the call has been handed to the handler (and
+    /// the handler has returned). Returns at once when nothing is buffered.
+    ///
+    /// ```swift
+    /// import Synchronization
+    ///
+    /// let refusals = Mutex(0)
+    /// let observer = registry.observe { _ in refusals.withLock { $0 += 1 } }
+    /// let limit = RateLimit(1, per: .seconds(60))
+    /// for _ in 0..<3 { try? takeRatePermit(limit, identifier: "api") }
+    /// await observer.waitUntilDelivered()
+    /// print(refusals.withLock { $0 })   // 2
+    /// ```
+    public func waitUntilDelivered() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = delivery.withLock { state -> Bool in
+                guard state.delivering else { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+
+    /// Buffers `event`; starts the delivery task when none runs. A lock and an append.
+    func enqueue(_ event: TempoEvent) {
+        let start = delivery.withLock { state -> Bool in
+            guard !state.cancelled else { return false }
+            guard state.buffer.count < bufferLimit else {
+                dropped.add(1, ordering: .relaxed)
+                return false
+            }
+            state.buffer.append(event)
+            guard !state.delivering else { return false }
+            state.delivering = true
+            return true
+        }
+        guard start else { return }
+        // On a deterministic clock an advance waits for the delivery, as for any work the
+        // engine starts.
+        let token = host.map { SettleToken(host: $0) }
+        Task.detached { [self] in
+            await deliverBuffered()
+            token?.finish()
+        }
+    }
+
+    /// Hands the buffered events to the handler, oldest first, until the buffer is empty. An
+    /// empty buffer is looked at again after a few yields before the task ends: events that
+    /// come in a stream then find it running, and cost their reporter no new task.
+    private func deliverBuffered() async {
+        // Two buffers take turns: the reporters append to one while this task hands out the
+        // other, so in a steady stream neither allocates.
+        var batch: [TempoEvent] = []
+        var idleTurns = 0
+        while true {
+            let ending = idleTurns == Self.lingeringTurns
+            let done = delivery.withLock { state -> [CheckedContinuation<Void, Never>] in
+                guard state.buffer.isEmpty else {
+                    swap(&state.buffer, &batch)
+                    return []
+                }
+                // Empty: whoever waits for delivery has it.
+                if ending { state.delivering = false }
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in done { waiter.resume() }
+            if batch.isEmpty {
+                if ending { return }
+                idleTurns += 1
+                await Task.yield()
+                continue
+            }
+            idleTurns = 0
+            for event in batch {
+                do { try handler(event) } catch { failed.add(1, ordering: .relaxed) }
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// How many times an idle delivery task yields before it ends.
+    private static let lingeringTurns = 4
+}
+
+/// A registry's observers, and the one check the helpers make before reporting anything.
+final class EventHub: Sendable {
+    private let observers = Lock<[TempoObserver]>([])
+    private let count = Atomic<Int>(0)
+    private let now: @Sendable () -> Duration
+    private let host: (any DeterministicClock)?
+
+    init(now: @escaping @Sendable () -> Duration, host: (any DeterministicClock)?) {
+        self.now = now
+        self.host = host
+    }
+
+    /// Whether anyone observes: a relaxed load, all that a decision pays when nobody does.
+    @inline(__always)
+    var isObserved: Bool { count.load(ordering: .relaxed) != 0 }
+
+    func add(
+        bufferLimit: Int, _ handler: @escaping @Sendable (TempoEvent) throws -> Void
+    ) -> TempoObserver {
+        let observer = TempoObserver(
+            hub: self, host: host, bufferLimit: bufferLimit, handler: handler)
+        observers.withLock {
+            $0.append(observer)
+            count.store($0.count, ordering: .relaxed)
+        }
+        return observer
+    }
+
+    func remove(_ observer: TempoObserver) {
+        observers.withLock {
+            $0.removeAll { $0 === observer }
+            count.store($0.count, ordering: .relaxed)
+        }
+    }
+
+    /// Reports a decision of the helper of `key`, stamped now (or `at`): buffers it for each
+    /// observer. No observer runs here, so a transition may report under its shard's lock
+    /// when a decision a timer makes next must not be reported first. The key's text is
+    /// made only when someone observes.
+    @inline(__always)
+    func report(
+        _ helper: TempoSnapshot.Kind, _ key: GroupKey, _ decision: TempoEvent.Decision,
+        at instant: Duration? = nil
+    ) {
+        guard isObserved else { return }
+        report(helper, key.description, decision, at: instant)
+    }
+
+    func report(
+        _ helper: TempoSnapshot.Kind, _ key: String, _ decision: TempoEvent.Decision,
+        at instant: Duration? = nil
+    ) {
+        let listeners = observers.withLock { $0 }
+        guard !listeners.isEmpty else { return }
+        let event = TempoEvent(helper: helper, key: key, at: instant ?? now(), decision: decision)
+        for observer in listeners { observer.enqueue(event) }
+    }
+}
+
+extension TempoRegistry {
+    /// Starts delivering a ``TempoEvent`` to `handler` for every decision the resilience
+    /// helpers make in this registry from now on: breaker changes and rejections, rate-limit
+    /// queueing, admissions after a wait, refusals and holds, concurrency-limit queueing, admissions,
+    /// refusals and queue timeouts, retries scheduled and stopped, hedges started, won and
+    /// failed, and timeouts.
+    ///
+    /// The handler runs on a task of the observer's own, one event at a time, in the order the
+    /// events were reported, never under the engine's locks; the helpers never wait for it.
+    /// With no observer, a decision pays one relaxed atomic load. See <doc:ObservingDecisions>.
+    ///
+    /// ```swift
+    /// TempoRegistry.shared.observe { event in
+    ///     if case .breakerChanged(_, let to) = event.decision {
+    ///         print("breaker \(event.key) is now \(to)")
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - bufferLimit: How many events may wait for the handler; past that, new events are
+    ///     dropped and counted in ``TempoObserver/droppedCount``. Values below 1 count as 1.
+    ///     Defaults to 10,000.
+    ///   - handler: Called with each event. An error it throws is counted in
+    ///     ``TempoObserver/failureCount`` and otherwise ignored.
+    /// - Returns: The observer: keep it to ``TempoObserver/cancel()`` it. Discarding it keeps
+    ///   it observing for the registry's lifetime.
+    @discardableResult
+    public func observe(
+        bufferLimit: Int = 10_000,
+        _ handler: @escaping @Sendable (TempoEvent) throws -> Void
+    ) -> TempoObserver {
+        events.add(bufferLimit: bufferLimit, handler)
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Synchronization
+import TempoTesting
+import Testing
+
+@testable import Tempo
+
+// What an observer is promised: it never runs under the engine's locks, never holds a helper
+// up, cannot change an outcome by throwing, loses nothing below its buffer limit, and stops
+// when cancelled.
+
+@Suite struct EventObserverTests {
+    static let limit = RateLimit(1, per: .seconds(3_600))
+
+    /// Makes `count` calls of the rate limit `key`, which admits one call an hour; returns how
+    /// many it refused (all but the first call of a fresh key).
+    static func refusals(_ count: Int, key: String) -> Int {
+        var refused = 0
+        for _ in 0..<count {
+            do { try takeRatePermit(limit, identifier: key) } catch { refused += 1 }
+        }
+        return refused
+    }
+
+    @Test func anAdvanceReturnsOnceTheEventsOfTheTimersItFiredAreHandled() async throws {
+        try await onManualClock { clock, registry async throws in
+            let seen = Log<String>()
+            registry.observe { seen.append("\($0.decision)") }
+            let call = await clock.start {
+                try await timeout(.seconds(1)) { try await clock.sleep(for: .seconds(2)) }
+            }
+            await clock.advance(by: .seconds(1))
+            // No `waitUntilDelivered`: the advance waited for the delivery.
+            #expect(seen.all == ["timed out after 1.0 seconds"])
+            await #expect(throws: TimeoutError.self) { try await call.value() }
+        }
+    }
+
+    @Test func everyObserverGetsEveryEventAndACancelledOneNoMore() async throws {
+        try await onManualClock { clock, registry async throws in
+            let first = EventLog(registry)
+            let second = EventLog(registry)
+            #expect(Self.refusals(3, key: "a") == 2)
+            second.observer.cancel()
+            second.observer.cancel()  // again: nothing
+            #expect(Self.refusals(1, key: "a") == 1)
+            #expect(await first.all().count == 3)
+            #expect(await second.all().count == 2)
+            first.observer.cancel()
+            #expect(Self.refusals(1, key: "a") == 1)
+            #expect(await first.all().count == 3)
+            #expect(!registry.events.isObserved)
+        }
+    }
+
+    @Test func anObserverStartedLaterSeesOnlyLaterDecisions() async throws {
+        try await onManualClock { clock, registry async throws in
+            #expect(Self.refusals(3, key: "a") == 2)
+            let events = EventLog(registry)
+            #expect(Self.refusals(1, key: "a") == 1)
+            #expect(await events.all().count == 1)
+        }
+    }
+
+    @Test func aThrowingObserverIsCountedAndChangesNoOutcome() async throws {
+        try await onManualClock { clock, registry async throws in
+            let seen = Atomic<Int>(0)
+            let observer = registry.observe { _ in
+                seen.add(1, ordering: .relaxed)
+                throw Refused()
+            }
+            #expect(Self.refusals(6, key: "a") == 5)
+            await observer.waitUntilDelivered()
+            #expect(seen.load(ordering: .relaxed) == 5)
+            #expect(observer.failureCount == 5)
+            #expect(observer.droppedCount == 0)
+        }
+    }
+
+    @Test func anObserverMayCallTheRegistryOnTheKeyItIsToldAbout() async throws {
+        // It never runs under a shard's lock: calling back into the same key cannot deadlock.
+        try await onManualClock { clock, registry async throws in
+            let rows = Log<Int>()
+            let observer = registry.observe { event in
+                rows.append(registry.snapshot().entries.filter { $0.key == event.key }.count)
+                registry.resetRateLimit(identifier: event.key)
+            }
+            #expect(Self.refusals(2, key: "a") == 1)
+            await observer.waitUntilDelivered()
+            #expect(rows.all == [1])
+            try takeRatePermit(Self.limit, identifier: "a")  // the observer's reset filled it
+        }
+    }
+
+    @Test func realClockABlockedObserverHoldsNoHelperUpAndDropsPastItsBuffer() async throws {
+        // A real-clock registry: on a manual clock an advance would wait for the observer.
+        let registry = TempoRegistry(clock: ContinuousClock())
+        let gate = DispatchSemaphore(value: 0)
+        let entered = Atomic<Int>(0)
+        let observer = registry.observe(bufferLimit: 3) { _ in
+            entered.add(1, ordering: .relaxed)
+            gate.wait()
+        }
+        #expect(registry.withCurrent { Self.refusals(2, key: "a") } == 1)
+        #expect(await eventually { entered.load(ordering: .relaxed) == 1 })
+        // Every call returns while the observer is blocked on the first event: three wait in
+        // its buffer, and the other five are dropped.
+        #expect(registry.withCurrent { Self.refusals(8, key: "a") } == 8)
+        #expect(observer.droppedCount == 5)
+        for _ in 0..<4 { gate.signal() }
+        await observer.waitUntilDelivered()
+        #expect(entered.load(ordering: .relaxed) == 4)
+        #expect(observer.droppedCount == 5)
+    }
+
+    @Test func aBufferLimitBelowOneCountsAsOne() async throws {
+        try await onManualClock { clock, registry async throws in
+            let events = EventLog(registry, bufferLimit: -5)
+            #expect(Self.refusals(2, key: "a") == 1)
+            #expect(await events.all().count == 1)
+        }
+    }
+
+    @Test func realClockManyThreadsLoseNoEventBelowTheBuffer() async throws {
+        let registry = TempoRegistry(clock: ContinuousClock())
+        let counted = Atomic<Int>(0)
+        let observer = registry.observe(bufferLimit: 1_000_000) { _ in
+            counted.add(1, ordering: .relaxed)
+        }
+        let threads = 2 * ProcessInfo.processInfo.activeProcessorCount + 2
+        let refused = await withTaskGroup(of: Int.self) { group in
+            for thread in 0..<threads {
+                group.addTask {
+                    registry.withCurrent { Self.refusals(500, key: "k\(thread % 3)") }
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        await observer.waitUntilDelivered()
+        // Three keys, each admitting one call in all: every other call was refused.
+        #expect(refused == threads * 500 - 3)
+        #expect(counted.load(ordering: .relaxed) == refused)
+        #expect(observer.droppedCount == 0)
+    }
+}
