@@ -30,7 +30,9 @@ public final class TempoObserver: Sendable {
     private let handler: @Sendable (TempoEvent) throws -> Void
     private let bufferLimit: Int
     private let host: (any DeterministicClock)?
-    private let hub: EventHub
+    /// The list this observer is on, held weakly: the registry owns the list, and the list its
+    /// observers, so a strong reference back would keep both alive once the registry is gone.
+    private let hub: Lock<WeakHub>
     private let delivery = Lock(Delivery())
     private let dropped = Atomic<Int>(0)
     private let failed = Atomic<Int>(0)
@@ -39,7 +41,7 @@ public final class TempoObserver: Sendable {
         hub: EventHub, host: (any DeterministicClock)?, bufferLimit: Int,
         handler: @escaping @Sendable (TempoEvent) throws -> Void
     ) {
-        self.hub = hub
+        self.hub = Lock(WeakHub(hub: hub))
         self.host = host
         self.bufferLimit = max(bufferLimit, 1)
         self.handler = handler
@@ -75,7 +77,7 @@ public final class TempoObserver: Sendable {
     /// ```
     public func cancel() {
         delivery.withLock { $0.cancelled = true }
-        hub.remove(self)
+        hub.withLock { $0.hub }?.remove(self)
     }
 
     /// Waits until every event reported before the call has been handed to the handler (and
@@ -164,6 +166,11 @@ public final class TempoObserver: Sendable {
     private static let lingeringTurns = 4
 }
 
+/// A weak reference to an observer's list.
+struct WeakHub {
+    weak var hub: EventHub?
+}
+
 /// A registry's observers, and the one check the helpers make before reporting anything.
 final class EventHub: Sendable {
     private let observers = Lock<[TempoObserver]>([])
@@ -249,7 +256,9 @@ extension TempoRegistry {
     ///   - handler: Called with each event. An error it throws is counted in
     ///     ``TempoObserver/failureCount`` and otherwise ignored.
     /// - Returns: The observer: keep it to ``TempoObserver/cancel()`` it. Discarding it keeps
-    ///   it observing for the registry's lifetime.
+    ///   it observing for the registry's lifetime. The registry holds `handler` until then, and
+    ///   what it captures: a handler that captures the registry keeps it alive until the
+    ///   observer is cancelled.
     @discardableResult
     public func observe(
         bufferLimit: Int = 10_000,

@@ -143,3 +143,29 @@ import Testing
         #expect(observer.droppedCount == 0)
     }
 }
+
+/// A weak reference a `@Sendable` closure may read.
+final class WeakReference<Object: AnyObject & Sendable>: Sendable {
+    private struct Box { weak var object: Object? }
+    private let box: Lock<Box>
+    init(_ object: Object) { box = Lock(Box(object: object)) }
+    var isGone: Bool { box.withLock { $0.object == nil } }
+}
+
+@Suite struct EventObserverLifetimeTests {
+    @Test func aRegistryWithAnObserverIsFreedWithIt() async {
+        var references: (WeakReference<TempoRegistry>, WeakReference<TempoObserver>)?
+        do {
+            let registry = TempoRegistry(clock: ManualClock())
+            let observer = registry.observe { _ in }
+            references = (WeakReference(registry), WeakReference(observer))
+            // A decision that leaves no timer behind (a timer on the clock would hold the
+            // registry until it fired).
+            registry.openCircuitBreaker(identifier: "a")
+            await observer.waitUntilDelivered()
+        }
+        let (registry, observer) = references!
+        #expect(await eventually { registry.isGone })
+        #expect(await eventually { observer.isGone })
+    }
+}
