@@ -12,7 +12,9 @@ import Testing
 // outcome, and sometimes a caller cancellation) through `hedge` on the manual clock and through
 // `HedgeModel`, and requires the same attempt events at the same instants (starts, successes,
 // failures, cancellations), the same outcome (the winner, or every error in start order, or
-// cancellation), every attempt ended before the call returned, and nothing left behind.
+// cancellation), every attempt ended before the call returned, and nothing left behind. The
+// registry's observer must report the model's decisions: each attempt after the first started,
+// the winner, or every attempt failed, at their instants.
 //
 // Run one seed alone: `TEMPO_MODEL_SEED=1234 swift test --filter HedgeModelCheck`.
 
@@ -67,6 +69,15 @@ import Testing
             AttemptScript(duration: .milliseconds($0.duration), succeeds: $0.succeeds)
         }
         let operation = scriptedAttempts(clock, log, scripts)
+        let reported = Log<String>()
+        let observer = registry.observe { event in
+            switch event.decision {
+            case .hedgeStarted(let attempt): reported.append("started \(attempt) @\(event.at)")
+            case .hedgeWon(let attempt): reported.append("won \(attempt) @\(event.at)")
+            case .hedgeFailed(let attempts): reported.append("failed \(attempts) @\(event.at)")
+            default: reported.append("unexpected \(event)")
+            }
+        }
         let eventsWhenReturned = Log<Int>()
         let call = Task {
             defer { eventsWhenReturned.append(log.count) }
@@ -99,6 +110,29 @@ import Testing
         // Attempts cancelled at one instant may log in either order.
         guard events.sorted(by: Self.order) == expected.sorted(by: Self.order) else {
             return "events differ; \(context)"
+        }
+        // What the observer must be told, from the model's attempts and outcome.
+        var decisions: [String] = []
+        for event in expected {
+            switch event {
+            case .started(let attempt, let at) where attempt > 1:
+                decisions.append("started \(attempt) @\(at)")
+            case .succeeded(let attempt, let at):
+                if case .value(attempt) = outcome { decisions.append("won \(attempt) @\(at)") }
+            default:
+                break
+            }
+        }
+        if case .allFailed(let errors) = outcome {
+            let last = expected.compactMap { event -> Duration? in
+                if case .failed(_, let at) = event { return at }
+                return nil
+            }.max()!
+            decisions.append("failed \(errors.count) @\(last)")
+        }
+        await observer.waitUntilDelivered()
+        guard reported.all.sorted() == decisions.sorted() else {
+            return "observed \(reported.all), model \(decisions); \(context)"
         }
         guard eventsWhenReturned.all == [events.count] else {
             return "an attempt ended after the call returned; \(context)"

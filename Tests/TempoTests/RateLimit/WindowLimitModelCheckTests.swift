@@ -16,7 +16,8 @@ import Testing
 // the same events and, after every step, the same snapshot row and live key count (exactly: a
 // key leaves the instant its window is empty). The schedules are run from offset zero, from
 // the clock's first instant and from a second before its last (where no window reaches past
-// the end; that is `WindowLimitClockRangeTests`).
+// the end; that is `WindowLimitClockRangeTests`). The registry's observer must report, in order,
+// what the model decided, as for the token bucket (`RateLimitModelCheckTests`).
 //
 // Run one seed alone: `TEMPO_MODEL_SEED=1234 swift test --filter WindowLimitModelCheck`.
 
@@ -63,7 +64,37 @@ import Testing
             Int(registry.now.subtracting(origin) / tick)
         }
 
-        func record(_ events: [WindowLimitModel.Event]) { expected += events.map(\.description) }
+        let reported = Log<String>()
+        let observer = registry.observe { event in
+            func ms(_ duration: Duration) -> Int { Int(duration / tick) }
+            switch event.decision {
+            case .rateLimitQueued(let wait): reported.append("queued \(ms(wait))")
+            case .rateLimitAdmitted(let waited): reported.append("admitted \(ms(waited))")
+            case .rateLimitRefused(let after, let waited):
+                reported.append("refused \(ms(after)) waited \(ms(waited))")
+            default: reported.append("unexpected \(event)")
+            }
+        }
+        var decisions: [String] = []
+        var queuedAt: [String: Int] = [:]
+
+        func record(_ events: [WindowLimitModel.Event]) {
+            expected += events.map(\.description)
+            // One settling reports its admissions first, then its waiters given up.
+            let admittedFirst =
+                events.filter { if case .gaveUp = $0 { false } else { true } }
+                + events.filter { if case .gaveUp = $0 { true } else { false } }
+            for event in admittedFirst {
+                switch event {
+                case .admitted(let label, let at):
+                    if let since = queuedAt[label] { decisions.append("admitted \(at - since)") }
+                case .gaveUp(let label, let after):
+                    decisions.append("refused \(after) waited \(now - (queuedAt[label] ?? now))")
+                case .cancelled:
+                    break
+                }
+            }
+        }
 
         for step in 0..<steps {
             let choice = Int.random(in: 0..<10, using: &random)
@@ -75,6 +106,7 @@ import Testing
                     Int(($0.retryAfter ?? .zero) / tick)
                 }
                 let reference = model.take(weight, at: now)
+                if let reference { decisions.append("refused \(reference) waited 0") }
                 if engine != reference {
                     return "step \(step): take gave \(String(describing: engine)), "
                         + "model \(String(describing: reference))\n" + trace.joined(separator: "\n")
@@ -85,7 +117,12 @@ import Testing
                     Bool.random(using: &random) ? nil : Int.random(in: 0...6, using: &random)
                 trace.append(
                     "wait \(label) weight \(weight) maxWait \(String(describing: maxWait))")
+                let estimate = model.waitForNewcomer(weight, at: now)
                 let events = model.wait(label, weight: weight, maxWait: maxWait, at: now)
+                if events.isEmpty {
+                    queuedAt[label] = now
+                    decisions.append("queued \(estimate)")
+                }
                 record(events)
                 let queuedBefore = rateWaiters(registry, "k")
                 let policy: RateLimitPolicy = maxWait.map { .wait(atMost: tick * $0) } ?? .wait
@@ -133,6 +170,11 @@ import Testing
             _ = await eventually { log.count >= count }
             if log.all.sorted() != expected.sorted() {
                 return "step \(step): events \(log.all.sorted()), model \(expected.sorted())\n"
+                    + trace.joined(separator: "\n")
+            }
+            await observer.waitUntilDelivered()
+            if reported.all != decisions {
+                return "step \(step): observed \(reported.all), model \(decisions)\n"
                     + trace.joined(separator: "\n")
             }
             let row = rateRow(registry, "k")
