@@ -12,6 +12,8 @@ extension DebounceState: TableEntry, TimedEntry, CallEntry, GroupEntry where Pay
         return (result.run, result.next)
     }
 
+    static var helper: TempoSnapshot.Kind { .debounce }
+
     var nextWake: Duration? { quietUntil }
 
     mutating func withdraw(_ ticket: Ticket) -> Bool {
@@ -46,6 +48,11 @@ extension TempoRegistry {
         ) {
             $0.call(
                 at: now, duration: duration, option: option, maxWait: maxWait, payload: operation)
+        }
+        if events.isObserved {
+            reportGroupCall(
+                .debounce, key, dropped: result.dropped != nil, catchUp: result.catchUp != nil,
+                runNow: result.runNow != nil)
         }
         result.dropped?.discard()
         result.catchUp?.launch(clock)

@@ -214,6 +214,26 @@ public struct TempoEvent: Sendable, CustomStringConvertible {
         /// }
         /// ```
         case hedgeFailed(attempts: Int)
+        /// A `debounce` or `throttle` call (a ``Debouncer`` or ``Throttler`` included) will
+        /// never run: a newer call replaced it, its mode dropped it, or its group was
+        /// cancelled (by identifier, or by its ``Debouncer`` or ``Throttler`` going away;
+        /// ``TempoRegistry/cancelAll()`` reports nothing).
+        ///
+        /// ```swift
+        /// registry.observe { event in
+        ///     if case .callDropped = event.decision { print("\(event.helper) dropped") }
+        /// }
+        /// ```
+        case callDropped
+        /// A `debounce` or `throttle` call's operation was started: at once, when its
+        /// instant came, or flushed.
+        ///
+        /// ```swift
+        /// registry.observe { event in
+        ///     if case .callRan = event.decision { print("\(event.key) ran") }
+        /// }
+        /// ```
+        case callRan
         /// A `timeout` ran out: its operation was cancelled, and it throws
         /// ``TimeoutError/timedOut(_:)`` with `after`.
         ///
@@ -311,6 +331,8 @@ extension TempoEvent.Decision {
         case .hedgeWon: "hedgeWon"
         case .hedgeFailed: "hedgeFailed"
         case .timedOut: "timedOut"
+        case .callDropped: "callDropped"
+        case .callRan: "callRan"
         }
     }
 
@@ -333,7 +355,8 @@ extension TempoEvent.Decision {
         case .rateLimitRefused(_, let waited): waited
         case .retryScheduled(_, _, let delay): delay
         case .breakerChanged, .breakerRejected, .concurrencyLimitQueued, .concurrencyLimitRefused,
-            .retryStopped, .hedgeStarted, .hedgeWon, .hedgeFailed, .timedOut:
+            .retryStopped, .hedgeStarted, .hedgeWon, .hedgeFailed, .timedOut, .callDropped,
+            .callRan:
             nil
         }
     }
@@ -368,6 +391,8 @@ extension TempoEvent.Decision: CustomStringConvertible {
         case .hedgeWon(let attempt): "attempt \(attempt) won"
         case .hedgeFailed(let attempts): "all \(attempts) attempts failed"
         case .timedOut(let after): "timed out after \(after)"
+        case .callDropped: "dropped"
+        case .callRan: "ran"
         }
     }
 }

@@ -171,7 +171,10 @@ extension TempoRegistry {
                 return result
             }
         }
-        result?.run?.launch(clock)
+        if let run = result?.run {
+            if events.isObserved { reportGroupRun(Entry.self, key) }
+            run.launch(clock)
+        }
         pulseDrains()
         return result?.next
     }
@@ -220,6 +223,10 @@ extension TempoRegistry {
         guard var slot = removed else { return }
         slot.timer?.cancel()
         let outcome = slot.state.cancel(at: now)
+        if events.isObserved {
+            if outcome.due != nil { reportGroupRun(Entry.self, key) }
+            if outcome.dropped != nil { reportGroupRun(Entry.self, key, ran: false) }
+        }
         outcome.dropped?.discard()
         if let due = outcome.due { firing { due.launch(clock) } }
         pulseDrains()
@@ -247,7 +254,10 @@ extension TempoRegistry {
         }
         timer?.cancel()
         // Operations the registry starts see it as current, as a timer's do.
-        if let run { firing { run.launch(clock) } }
+        if let run {
+            if events.isObserved { reportGroupRun(Entry.self, key) }
+            firing { run.launch(clock) }
+        }
         // Also when nothing was flushed: a call made during a drain flushes its group, and the
         // drain must look again (a `.taskContext` run happens right here, uncounted).
         pulseDrains()

@@ -64,6 +64,9 @@ protocol CallEntry: TimedEntry {
 
 /// A debounce or throttle group: its waiting call can be run early (a flush), and read.
 protocol GroupEntry: CallEntry {
+    /// The helper whose groups these are, as events name it.
+    static var helper: TempoSnapshot.Kind { get }
+
     /// Runs the waiting call now, if there is one; the entry stays until ``isIdle(at:)``.
     mutating func flush(at now: Duration) -> Operation?
 

@@ -31,6 +31,7 @@ extension TempoRegistry {
             flushed.take(ThrottleState<Operation>.self, from: &tables, at: now, registry: self)
         }
         for timer in flushed.timers { timer.cancel() }
+        for (helper, key) in flushed.reports { events.report(helper, key, .callRan) }
         // Operations the registry starts see it as current, as a timer's do.
         firing { for operation in flushed.runs { operation.launch(clock) } }
         // Only when something ran: a drain's own flush that ran nothing must not wake it, or it
@@ -42,6 +43,8 @@ extension TempoRegistry {
     private struct FlushedEntries {
         var timers: [TimerRef] = []
         var runs: [Operation] = []
+        /// The groups whose calls ran, when someone observes the registry.
+        var reports: [(TempoSnapshot.Kind, GroupKey)] = []
 
         /// Flushes every entry of one kind in a shard; an entry left idle leaves its table.
         mutating func take<Entry: GroupEntry>(
@@ -53,6 +56,9 @@ extension TempoRegistry {
                     guard let run = table.values[index].state.flush(at: now) else { continue }
                     runs.append(run)
                     let key = table.keys[index]
+                    if registry.events.isObserved, let group = key as? GroupKey {
+                        reports.append((Entry.helper, group))
+                    }
                     if table.values[index].state.isIdle(at: now) {
                         idle.append(key)
                     } else if let wake = table.values[index].state.nextWake {

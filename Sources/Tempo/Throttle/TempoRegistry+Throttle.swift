@@ -7,6 +7,8 @@ extension ThrottleState: TableEntry, TimedEntry, CallEntry, GroupEntry where Pay
         _ body: (inout [GroupKey: TempoRegistry.Slot<Self>], inout TempoRegistry.IDSource) -> R
     ) -> R { body(&tables.throttles, &tables.ids) }
 
+    static var helper: TempoSnapshot.Kind { .throttle }
+
     mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?) {
         let result = fire(at: now)
         return (result.run, result.next)
@@ -43,6 +45,11 @@ extension TempoRegistry {
         let result = enter(
             ThrottleState<Operation>.self, key, ticket: operation.ticket, new: { ThrottleState() }
         ) { $0.call(at: now, duration: duration, option: option, payload: operation) }
+        if events.isObserved {
+            reportGroupCall(
+                .throttle, key, dropped: result.dropped != nil, catchUp: result.catchUp != nil,
+                runNow: result.runNow != nil)
+        }
         result.dropped?.discard()
         result.catchUp?.launch(clock)
         let task = result.runNow?.launchReturningTask(clock)

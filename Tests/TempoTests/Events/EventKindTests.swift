@@ -348,12 +348,19 @@ import Testing
         .retryScheduled(attempt: 1, error: Refused(), delay: .seconds(8)),
         .retryStopped(attempt: 2, error: Refused(), reason: .notRetryable),
         .hedgeStarted(attempt: 2), .hedgeWon(attempt: 1), .hedgeFailed(attempts: 3),
-        .timedOut(after: .seconds(9)),
+        .timedOut(after: .seconds(9)), .callDropped, .callRan,
     ]
+
+    func index(of decision: TempoEvent.Decision) -> Int {
+        Self.all.firstIndex { "\($0)" == "\(decision)" }!
+    }
 
     @Test func eachNameIsItsCasesName() {
         for decision in Self.all {
-            let label = Mirror(reflecting: decision).children.first?.label
+            // A case with values reflects as its name and its payload; one without, by index.
+            let label =
+                Mirror(reflecting: decision).children.first?.label
+                ?? ["callDropped", "callRan"][Self.all.count - 1 == index(of: decision) ? 1 : 0]
             #expect(decision.name == label, "\(decision)")
         }
         #expect(Set(Self.all.map(\.name)).count == Self.all.count)
@@ -362,7 +369,7 @@ import Testing
     @Test func theWaitIsTheDurationADecisionWaitedOrIsToWait() {
         #expect(
             Self.all.map { $0.wait.map { Int($0 / .seconds(1)) } } == [
-                nil, nil, 1, 2, 4, 5, nil, 6, nil, 7, 8, nil, nil, nil, nil, nil,
+                nil, nil, 1, 2, 4, 5, nil, 6, nil, 7, 8, nil, nil, nil, nil, nil, nil, nil,
             ])
     }
 
@@ -375,5 +382,58 @@ import Testing
                 "attempts exhausted", "not retryable", "budget api refused",
                 "time budget exhausted",
             ])
+    }
+}
+
+@Suite struct GroupEventTests {
+    @Test func aDebounceReportsEachCallItDropsAndEachItRuns() async throws {
+        try await onManualClock { clock, registry async throws in
+            let events = EventLog(registry)
+            for _ in 0..<3 { debounce(.seconds(1), identifier: "search", by: .taskContext) {} }
+            await clock.advance(by: .seconds(1))
+            debounce(.seconds(1), identifier: "search", by: .taskContext) {}
+            flushDebounce(identifier: "search")
+            debounce(.seconds(1), identifier: "search", by: .taskContext) {}
+            cancelDebounce(identifier: "search")
+            debounce(.seconds(1), identifier: "save", by: .taskContext) {}
+            registry.flushAll()
+            #expect(
+                await events.lines() == [
+                    "0.0 seconds debounce search: dropped",
+                    "0.0 seconds debounce search: dropped",
+                    "1.0 seconds debounce search: ran",
+                    "1.0 seconds debounce search: ran",
+                    "1.0 seconds debounce search: dropped",
+                    "1.0 seconds debounce save: ran",
+                ])
+        }
+    }
+
+    @Test func aThrottleReportsTheCallsItRunsAndDrops() async throws {
+        try await onManualClock { clock, registry async throws in
+            let events = EventLog(registry)
+            for _ in 0..<3 {
+                throttle(.seconds(1), identifier: "scroll", by: .taskContext, option: .ensureLast) {
+                }
+            }
+            await clock.advance(by: .seconds(1))
+            #expect(
+                await events.lines() == [
+                    "0.0 seconds throttle scroll: ran",
+                    "0.0 seconds throttle scroll: dropped",
+                    "1.0 seconds throttle scroll: ran",
+                ])
+        }
+    }
+
+    @Test func aDebouncerGoingAwayReportsItsDroppedCall() async throws {
+        try await onManualClock { clock, registry async throws in
+            let events = EventLog(registry)
+            do {
+                let saver = Debouncer(.seconds(1), registry: registry)
+                saver.callAsFunction {}
+            }
+            #expect(await events.decisions() == ["dropped"])
+        }
     }
 }
