@@ -216,8 +216,8 @@ public struct TempoEvent: Sendable, CustomStringConvertible {
         case hedgeFailed(attempts: Int)
         /// A `debounce` or `throttle` call (a ``Debouncer`` or ``Throttler`` included) will
         /// never run: a newer call replaced it, its mode dropped it, or its group was
-        /// cancelled (by identifier, or by its ``Debouncer`` or ``Throttler`` going away;
-        /// ``TempoRegistry/cancelAll()`` reports nothing).
+        /// cancelled (by identifier, by ``TempoRegistry/cancelAll()``, or by its
+        /// ``Debouncer`` or ``Throttler`` going away).
         ///
         /// ```swift
         /// registry.observe { event in

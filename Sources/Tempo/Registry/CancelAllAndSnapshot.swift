@@ -14,13 +14,16 @@ extension TempoRegistry {
     /// ```
     public func cancelAll() {
         let now = clock.now()
-        var ended = EndedEntries()
+        var ended = EndedEntries(observed: events.isObserved)
         forEachShard { tables in
             ended.take(DebounceState<Operation>.self, from: &tables, at: now)
             ended.take(ThrottleState<Operation>.self, from: &tables, at: now)
             ended.take(DelayState.self, from: &tables, at: now)
         }
         for timer in ended.timers { timer.cancel() }
+        for (helper, key, ran) in ended.reports {
+            events.report(helper, key, ran ? .callRan : .callDropped)
+        }
         for operation in ended.dropped { operation.discard() }
         for operation in ended.due { operation.launch(clock) }
         pulseDrains()
@@ -31,17 +34,27 @@ extension TempoRegistry {
         var timers: [TimerRef] = []
         var due: [Operation] = []
         var dropped: [Operation] = []
+        /// Whether someone observes the registry: then the groups' calls that run or are
+        /// dropped are reported (`reports`).
+        let observed: Bool
+        var reports: [(TempoSnapshot.Kind, GroupKey, ran: Bool)] = []
 
         /// Ends every entry of one kind in a shard and empties its table.
         mutating func take<Entry: CallEntry>(
             _: Entry.Type, from tables: inout Tables, at now: Duration
         ) {
             Entry.access(&tables) { table, _ in
-                for var slot in table.values {
+                for (key, var slot) in table {
                     if let timer = slot.timer { timers.append(timer) }
                     let outcome = slot.state.cancel(at: now)
                     if let operation = outcome.due { due.append(operation) }
                     if let operation = outcome.dropped { dropped.append(operation) }
+                    if observed, let group = Entry.self as? any GroupEntry.Type,
+                        let key = key as? GroupKey
+                    {
+                        if outcome.due != nil { reports.append((group.helper, key, true)) }
+                        if outcome.dropped != nil { reports.append((group.helper, key, false)) }
+                    }
                 }
                 table.removeAll()
             }

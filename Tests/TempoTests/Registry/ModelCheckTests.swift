@@ -13,7 +13,8 @@ import Testing
 // the manual clock, through the public API) and through the reference models
 // (`Debounce/DebounceModel.swift`, `Throttle/ThrottleModel.swift`), and requires the same runs,
 // with the same operations, at the same instants; and, after every step, the same pending calls
-// (and when they run) and the same number of live keys.
+// (and when they run) and the same number of live keys. The registry's observer must be told
+// of every run, at its instant.
 //
 // Run one seed alone: `TEMPO_MODEL_SEED=1234 swift test --filter ModelCheck`.
 
@@ -152,6 +153,9 @@ struct Trace: Equatable {
     }
 
     var runs: [[Run]]
+    /// The instant of every run of every group, in order: what the registry's observer must be
+    /// told (`callRan`).
+    var ranAt: [Int] = []
     var observations: [Observation]
 
     mutating func sortRunsWithinInstants() {
@@ -261,6 +265,7 @@ func runModel(_ schedule: Schedule) -> Trace {
         }
         trace.observations.append(.init(time: now, pending: pending, liveKeys: live))
     }
+    trace.ranAt = trace.runs.flatMap { $0.map(\.time) }.sorted()
     return trace
 }
 
@@ -360,6 +365,11 @@ private struct EngineGroup: Sendable {
 func runEngine(_ schedule: Schedule) async -> Trace {
     let clock = ManualClock()
     let registry = TempoRegistry(clock: clock)
+    let ranAt = Log<Int>()
+    let observer = registry.observe { event in
+        if case .callRan = event.decision { ranAt.append(ticks(event.at)) }
+    }
+    defer { observer.cancel() }
     return await registry.withCurrent {
         let groups = schedule.groups.map { spec in
             var group = EngineGroup(
@@ -395,7 +405,9 @@ func runEngine(_ schedule: Schedule) async -> Trace {
                     pending: groups.map { $0.pending.map { ticks($0.runsAt) } },
                     liveKeys: registry.liveKeyCount))
         }
-        return Trace(runs: groups.map(\.log.all), observations: observations)
+        await observer.waitUntilDelivered()
+        return Trace(
+            runs: groups.map(\.log.all), ranAt: ranAt.all.sorted(), observations: observations)
     }
 }
 
@@ -432,6 +444,9 @@ func timeline(_ schedule: Schedule, model: Trace, engine: Trace) -> String {
         let mark = model.runs[index] == engine.runs[index] ? " " : "*"
         lines.append("\(mark) runs #\(index) model:  \(model.runs[index])")
         lines.append("\(mark) runs #\(index) engine: \(engine.runs[index])")
+    }
+    if model.ranAt != engine.ranAt {
+        lines.append("* runs reported to the observer: \(engine.ranAt), model \(model.ranAt)")
     }
     lines.append("Replay: TEMPO_MODEL_SEED=\(schedule.seed) swift test --filter ModelCheck")
     return lines.joined(separator: "\n")
