@@ -71,12 +71,7 @@ extension TempoRegistry {
                         // deciding for this waiter is reported first. The observer does not
                         // run here: the event is only buffered.
                         if let queuedAt = waiter?.queuedAt {
-                            let state = table.values[index].state
-                            events.report(
-                                .concurrencyLimit, key,
-                                .concurrencyLimitQueued(
-                                    running: state.running, queued: state.queuedCount),
-                                at: queuedAt)
+                            reportQueued(key, table.values[index].state, at: queuedAt)
                         }
                     }
                     // Asleep until decided: an advance of a deterministic clock must not wait
@@ -99,15 +94,11 @@ extension TempoRegistry {
             return .wait(waiter!, id: id)
         case .queueFull(let running, let queued):
             if events.isObserved {
-                events.report(
-                    .concurrencyLimit, key,
-                    .concurrencyLimitRefused(running: running, queued: queued))
+                report(key, .concurrencyLimitRefused(running: running, queued: queued))
             }
             throw .queueFull(running: running, queued: queued)
         case .timedOut:
-            if events.isObserved {
-                events.report(.concurrencyLimit, key, .concurrencyLimitTimedOut(waited: .zero))
-            }
+            if events.isObserved { report(key, .concurrencyLimitTimedOut(waited: .zero)) }
             throw .queueTimedOut(queueTimeout ?? .zero)
         }
     }
@@ -150,20 +141,7 @@ extension TempoRegistry {
     /// counted as running again; one that carried none gets a new one, on a deterministic clock,
     /// so an advance that woke it waits until it finishes or sleeps on the clock again.
     private func decide(_ waiter: LimitWaiter, _ verdict: LimitWaiter.Verdict, _ key: GroupKey) {
-        if let queuedAt = waiter.queuedAt {
-            let now = clock.now()
-            let waited = now.subtracting(queuedAt)
-            switch verdict {
-            case .admitted:
-                events.report(
-                    .concurrencyLimit, key, .concurrencyLimitAdmitted(waited: waited), at: now)
-            case .timedOut:
-                events.report(
-                    .concurrencyLimit, key, .concurrencyLimitTimedOut(waited: waited), at: now)
-            case .reset, .cancelled:
-                break
-            }
-        }
+        if let queuedAt = waiter.queuedAt { reportEnd(key, verdict, queuedAt: queuedAt) }
         if let token = waiter.callerToken {
             token.unpark()
             waiter.decide(verdict, token: nil)
@@ -174,6 +152,39 @@ extension TempoRegistry {
 
     /// The key's timer fired: waiters whose queue deadline came leave with a timeout. Returns
     /// when to fire next, or `nil` to end the timer.
+    // The reports, kept out of line: the admitted and turned-away paths stay as small as they
+    // were, with one relaxed load for the check.
+
+    @inline(never)
+    private func report(_ key: GroupKey, _ decision: TempoEvent.Decision) {
+        events.report(.concurrencyLimit, key, decision)
+    }
+
+    @inline(never)
+    private func reportQueued(_ key: GroupKey, _ state: LimitEntry, at queuedAt: Duration) {
+        events.report(
+            .concurrencyLimit, key,
+            .concurrencyLimitQueued(running: state.running, queued: state.queuedCount),
+            at: queuedAt)
+    }
+
+    /// The end of an observed wait: admitted or timed out, with how long it lasted.
+    @inline(never)
+    private func reportEnd(_ key: GroupKey, _ verdict: LimitWaiter.Verdict, queuedAt: Duration) {
+        let now = clock.now()
+        let waited = now.subtracting(queuedAt)
+        switch verdict {
+        case .admitted:
+            events.report(
+                .concurrencyLimit, key, .concurrencyLimitAdmitted(waited: waited), at: now)
+        case .timedOut:
+            events.report(
+                .concurrencyLimit, key, .concurrencyLimitTimedOut(waited: waited), at: now)
+        case .reset, .cancelled:
+            break
+        }
+    }
+
     private func limitTimerFired(_ key: GroupKey, timerGeneration: UInt64, at now: Duration)
         -> Duration?
     {
