@@ -32,7 +32,7 @@ extension TempoEvent.Decision {
 
     /// The wait the decision reports, if it has one: how long a call waited
     /// (``rateLimitAdmitted(waited:)``, ``concurrencyLimitAdmitted(waited:)``, a refusal or
-    /// queue timeout after waiting), or is expected or asked to wait
+    /// queue timeout, zero when it came at once), or is expected or asked to wait
     /// (``rateLimitQueued(estimatedWait:)``, ``rateLimitHeld(for:)``, the delay of
     /// ``retryScheduled(attempt:error:delay:)``); `nil` for the others.
     ///

@@ -5,7 +5,7 @@
 ///
 /// ```swift
 /// TempoRegistry.shared.observe { event in
-///     print(event)   // "12.5 s circuitBreaker payments: closed -> open"
+///     print(event)   // "12.5 seconds circuitBreaker payments: closed -> open"
 /// }
 /// ```
 ///
@@ -64,6 +64,9 @@ public struct TempoEvent: Sendable, CustomStringConvertible {
     }
 
     /// What a helper decided.
+    ///
+    /// Cases are added as the helpers gain decisions to report: switch over it with a
+    /// `default`.
     ///
     /// ```swift
     /// registry.observe { event in
@@ -158,8 +161,9 @@ public struct TempoEvent: Sendable, CustomStringConvertible {
         /// }
         /// ```
         case concurrencyLimitRefused(running: Int, queued: Int)
-        /// A queued call gave up after `waited`, its `queueTimeout`, with
-        /// ``ConcurrencyLimitError/queueTimedOut(_:)``.
+        /// A call gave up waiting for a slot, with ``ConcurrencyLimitError/queueTimedOut(_:)``:
+        /// its `queueTimeout` ran out after `waited` in the queue, or, zero or less, turned it
+        /// away at once without queueing it (`waited` zero).
         ///
         /// ```swift
         /// registry.observe { event in
@@ -235,7 +239,8 @@ public struct TempoEvent: Sendable, CustomStringConvertible {
         /// ```
         case callRan
         /// A `timeout` ran out: its operation was cancelled, and it throws
-        /// ``TimeoutError/timedOut(_:)`` with `after`.
+        /// ``TimeoutError/timedOut(_:)`` with `after`. A limit of zero or less reports this at
+        /// once, without running the operation.
         ///
         /// ```swift
         /// registry.observe { event in
@@ -296,7 +301,8 @@ public struct TempoEvent: Sendable, CustomStringConvertible {
     }
 
     /// One line: the instant, the helper, the key, and the decision, as in
-    /// `2 seconds rateLimit api: refused, free in 0.5 seconds`.
+    /// `2.0 seconds rateLimit api: refused after 0.0 seconds, free in 0.5 seconds` (durations
+    /// as `Duration` prints them).
     ///
     /// ```swift
     /// registry.observe { event in print(event.description) }

@@ -1,14 +1,15 @@
 import Synchronization
 
 /// A registry's observer: receives a ``TempoEvent`` for each decision of the resilience
-/// helpers, in the order they were reported, one at a time, on a task of its own.
+/// helpers, in the order they were reported, one at a time, on a thread of its own.
 ///
 /// Made by ``TempoRegistry/observe(bufferLimit:_:)``; it receives events until ``cancel()``.
-/// The engine never waits for it: reporting an event appends it to this observer's buffer
-/// and, when the buffer was empty, starts a task that hands the buffered events to the
-/// handler. So the handler never runs under any of the engine's locks, a slow handler delays
+/// The engine never waits for it: reporting an event appends it to this observer's buffer,
+/// and a thread of the observer's own (started by the first event, ended after a moment with
+/// none) hands the buffered events to the handler. So the handler never runs under any of the
+/// engine's locks or on the threads Swift's tasks share: a slow or blocking handler delays
 /// only its own later events, and a handler that throws is counted in ``failureCount`` and
-/// given the next event: no helper's outcome depends on it.
+/// given the next event. No helper's outcome depends on it.
 ///
 /// ```swift
 /// let observer = registry.observe { event in log(event.description) }
@@ -16,36 +17,25 @@ import Synchronization
 /// observer.cancel()
 /// ```
 ///
-/// On a `TempoTesting.ManualClock`, delivery is work the clock waits for: an `advance` returns
-/// once every event reported before it returns has been handled. After calls that need no
-/// advance, ``waitUntilDelivered()`` waits for their events.
+/// On a `TempoTesting.ManualClock` the registry runs on, delivery is work the clock waits for:
+/// an `advance` of that clock returns once every event reported before it returns has been
+/// handled. After calls that need no advance, or around a helper given another clock with
+/// `clock:`, ``waitUntilDelivered()`` waits for their events.
 public final class TempoObserver: Sendable {
-    private struct Delivery {
-        var buffer: [TempoEvent] = []
-        var delivering = false
-        var cancelled = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let handler: @Sendable (TempoEvent) throws -> Void
-    private let bufferLimit: Int
-    private let host: (any DeterministicClock)?
     /// The list this observer is on, held weakly: the registry owns the list, and the list its
     /// observers, so a strong reference back would keep both alive once the registry is gone.
     private let hub: Lock<WeakHub>
-    private let delivery = Lock(Delivery())
-    private let dropped = Atomic<Int>(0)
-    private let failed = Atomic<Int>(0)
+    private let queue: DeliveryQueue
 
     init(
         hub: EventHub, host: (any DeterministicClock)?, bufferLimit: Int,
         handler: @escaping @Sendable (TempoEvent) throws -> Void
     ) {
         self.hub = Lock(WeakHub(hub: hub))
-        self.host = host
-        self.bufferLimit = max(bufferLimit, 1)
-        self.handler = handler
+        queue = DeliveryQueue(host: host, bufferLimit: bufferLimit, handler: handler)
     }
+
+    deinit { queue.close() }
 
     /// Events not delivered because the buffer already held `bufferLimit` events waiting for
     /// the handler: the newest are dropped, so the engine never waits and memory stays
@@ -56,7 +46,7 @@ public final class TempoObserver: Sendable {
     /// // ...
     /// if observer.droppedCount > 0 { print("the log fell behind") }
     /// ```
-    public var droppedCount: Int { dropped.load(ordering: .relaxed) }
+    public var droppedCount: Int { queue.dropped }
 
     /// Events whose handler threw. The error is dropped, and the next event is delivered as
     /// usual.
@@ -66,7 +56,7 @@ public final class TempoObserver: Sendable {
     /// // ...
     /// print("\(observer.failureCount) events threw")
     /// ```
-    public var failureCount: Int { failed.load(ordering: .relaxed) }
+    public var failureCount: Int { queue.failures }
 
     /// Stops this observer: no event reported after this returns reaches it. Events already
     /// buffered are still delivered. Calling it again does nothing.
@@ -76,7 +66,7 @@ public final class TempoObserver: Sendable {
     /// observer.cancel()
     /// ```
     public func cancel() {
-        delivery.withLock { $0.cancelled = true }
+        queue.close()
         hub.withLock { $0.hub }?.remove(self)
     }
 
@@ -93,77 +83,10 @@ public final class TempoObserver: Sendable {
     /// await observer.waitUntilDelivered()
     /// print(refusals.withLock { $0 })   // 2
     /// ```
-    public func waitUntilDelivered() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = delivery.withLock { state -> Bool in
-                guard state.delivering else { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if idle { continuation.resume() }
-        }
-    }
+    public func waitUntilDelivered() async { await queue.waitUntilDelivered() }
 
-    /// Buffers `event`; starts the delivery task when none runs. A lock and an append.
-    func enqueue(_ event: TempoEvent) {
-        let start = delivery.withLock { state -> Bool in
-            guard !state.cancelled else { return false }
-            guard state.buffer.count < bufferLimit else {
-                dropped.add(1, ordering: .relaxed)
-                return false
-            }
-            state.buffer.append(event)
-            guard !state.delivering else { return false }
-            state.delivering = true
-            return true
-        }
-        guard start else { return }
-        // On a deterministic clock an advance waits for the delivery, as for any work the
-        // engine starts.
-        let token = host.map { SettleToken(host: $0) }
-        Task.detached { [self] in
-            await deliverBuffered()
-            token?.finish()
-        }
-    }
-
-    /// Hands the buffered events to the handler, oldest first, until the buffer is empty. An
-    /// empty buffer is looked at again after a few yields before the task ends: events that
-    /// come in a stream then find it running, and cost their reporter no new task.
-    private func deliverBuffered() async {
-        // Two buffers take turns: the reporters append to one while this task hands out the
-        // other, so in a steady stream neither allocates.
-        var batch: [TempoEvent] = []
-        var idleTurns = 0
-        while true {
-            let ending = idleTurns == Self.lingeringTurns
-            let done = delivery.withLock { state -> [CheckedContinuation<Void, Never>] in
-                guard state.buffer.isEmpty else {
-                    swap(&state.buffer, &batch)
-                    return []
-                }
-                // Empty: whoever waits for delivery has it.
-                if ending { state.delivering = false }
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in done { waiter.resume() }
-            if batch.isEmpty {
-                if ending { return }
-                idleTurns += 1
-                await Task.yield()
-                continue
-            }
-            idleTurns = 0
-            for event in batch {
-                do { try handler(event) } catch { failed.add(1, ordering: .relaxed) }
-            }
-            batch.removeAll(keepingCapacity: true)
-        }
-    }
-
-    /// How many times an idle delivery task yields before it ends.
-    private static let lingeringTurns = 4
+    /// Buffers `event`, waking or starting the delivery thread. A lock and an append.
+    func enqueue(_ event: TempoEvent) { queue.enqueue(event) }
 }
 
 /// A weak reference to an observer's list.
@@ -256,8 +179,9 @@ extension TempoRegistry {
     /// refusals and queue timeouts, retries scheduled and stopped, hedges started, won and
     /// failed, and timeouts; and the debounce and throttle calls dropped and run.
     ///
-    /// The handler runs on a task of the observer's own, one event at a time, in the order the
-    /// events were reported, never under the engine's locks; the helpers never wait for it.
+    /// The handler runs on a thread of the observer's own, one event at a time, in the order
+    /// the events were reported, never under the engine's locks; the helpers never wait for
+    /// it, and a handler that blocks holds no thread Swift's tasks share.
     /// With no observer, a decision pays one relaxed atomic load. See <doc:ObservingDecisions>.
     ///
     /// ```swift

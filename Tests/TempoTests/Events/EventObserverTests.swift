@@ -113,6 +113,45 @@ import Testing
         #expect(observer.droppedCount == 5)
     }
 
+    @Test func realClockHandlersThatBlockHoldUpNoCaller() async throws {
+        // More blocked handlers than cores: were they run in tasks, they would hold every
+        // thread Swift's tasks share, and the rate limit's timer (and this test) could not run.
+        let registry = TempoRegistry(clock: ContinuousClock())
+        let gate = DispatchSemaphore(value: 0)
+        let blockers = ProcessInfo.processInfo.activeProcessorCount + 1
+        let entered = Atomic<Int>(0)
+        let released = Atomic<Bool>(false)
+        let observers = (0..<blockers).map { _ in
+            registry.observe { _ in
+                // Each handler blocks on its first event (the refusal below), then no more.
+                if entered.add(1, ordering: .relaxed).newValue <= blockers { gate.wait() }
+            }
+        }
+        // On a thread of its own, a watchdog lets the handlers go after 10 s whatever happens:
+        // an observer that held the engine up fails this test instead of hanging the suite.
+        Thread.detachNewThread {
+            sleep(10)
+            if !released.exchange(true, ordering: .relaxed) {
+                for _ in 0..<blockers { gate.signal() }
+            }
+        }
+        #expect(registry.withCurrent { EventObserverTests.refusals(2, key: "a") } == 1)
+        _ = await eventually(within: .seconds(5)) { entered.load(ordering: .relaxed) >= blockers }
+        let start = ContinuousClock.now
+        let fast = RateLimit(1, per: .milliseconds(20))
+        try await registry.withCurrent { () async throws in
+            try await rateLimit(fast, identifier: "w") {}
+            try await rateLimit(fast, identifier: "w") {}  // waits for the limit's timer
+        }
+        let elapsed = ContinuousClock.now - start
+        let beforeTheWatchdog = !released.exchange(true, ordering: .relaxed)
+        if beforeTheWatchdog { for _ in 0..<blockers { gate.signal() } }
+        #expect(entered.load(ordering: .relaxed) >= blockers)
+        #expect(beforeTheWatchdog, "the calls went on only once the watchdog let the handlers go")
+        #expect(elapsed < .seconds(5), "\(elapsed)")
+        for observer in observers { await observer.waitUntilDelivered() }
+    }
+
     @Test func aBufferLimitBelowOneCountsAsOne() async throws {
         try await onManualClock { clock, registry async throws in
             let events = EventLog(registry, bufferLimit: -5)
