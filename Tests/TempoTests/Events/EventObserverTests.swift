@@ -25,7 +25,12 @@ import Testing
     @Test func anAdvanceReturnsOnceTheEventsOfTheTimersItFiredAreHandled() async throws {
         try await onManualClock { clock, registry async throws in
             let seen = Log<String>()
-            registry.observe { seen.append("\($0.decision)") }
+            // A slow handler: were the delivery no work of the clock, the advance would return
+            // well before it has run.
+            registry.observe { event in
+                usleep(50_000)
+                seen.append("\(event.decision)")
+            }
             let call = await clock.start {
                 try await timeout(.seconds(1)) { try await clock.sleep(for: .seconds(2)) }
             }
