@@ -132,10 +132,10 @@ import Testing
                 if entered.add(1, ordering: .relaxed).newValue <= blockers { gate.wait() }
             }
         }
-        // On a thread of its own, a watchdog lets the handlers go after 10 s whatever happens:
+        // On a thread of its own, a watchdog lets the handlers go after 60 s whatever happens:
         // an observer that held the engine up fails this test instead of hanging the suite.
         Thread.detachNewThread {
-            sleep(10)
+            sleep(60)
             if !released.exchange(true, ordering: .relaxed) {
                 for _ in 0..<blockers { gate.signal() }
             }
@@ -153,7 +153,7 @@ import Testing
         if beforeTheWatchdog { for _ in 0..<blockers { gate.signal() } }
         #expect(entered.load(ordering: .relaxed) >= blockers)
         #expect(beforeTheWatchdog, "the calls went on only once the watchdog let the handlers go")
-        #expect(elapsed < .seconds(5), "\(elapsed)")
+        #expect(elapsed < .seconds(30), "\(elapsed)")
         for observer in observers { await observer.waitUntilDelivered() }
     }
 
