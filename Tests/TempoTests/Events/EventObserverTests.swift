@@ -25,10 +25,10 @@ import Testing
     @Test func anAdvanceReturnsOnceTheEventsOfTheTimersItFiredAreHandled() async throws {
         try await onManualClock { clock, registry async throws in
             let seen = Log<String>()
-            // A slow handler: were the delivery no work of the clock, the advance would return
-            // well before it has run.
+            // A slow handler (a second): were the delivery no work of the clock, the advance
+            // would return long before it has run, however loaded the machine.
             registry.observe { event in
-                usleep(50_000)
+                usleep(1_000_000)
                 seen.append("\(event.decision)")
             }
             let call = await clock.start {
