@@ -59,3 +59,55 @@ func take(_ limit: RateLimit, weight: Int = 1, key: String) -> RateLimitError? {
         return error
     }
 }
+
+/// An observer of `registry` writing its rate-limit events as the model checks compare them,
+/// in whole `tick`s: "queued 4", "admitted 2", "refused 3 waited 1".
+func rateLimitEventLines(_ registry: TempoRegistry, tick: Duration) -> (TempoObserver, Log<String>)
+{
+    let lines = Log<String>()
+    let observer = registry.observe { event in
+        func ticks(_ duration: Duration) -> Int { Int(duration / tick) }
+        switch event.decision {
+        case .rateLimitQueued(let wait): lines.append("queued \(ticks(wait))")
+        case .rateLimitAdmitted(let waited): lines.append("admitted \(ticks(waited))")
+        case .rateLimitRefused(let after, let waited):
+            lines.append("refused \(ticks(after)) waited \(ticks(waited))")
+        default: lines.append("unexpected \(event)")
+        }
+    }
+    return (observer, lines)
+}
+
+/// What the observer must report, in the form of ``rateLimitEventLines(_:tick:)``, from a
+/// rate-limit model's decisions (a token bucket's or a window's).
+struct ModelRateEvents {
+    private(set) var lines: [String] = []
+    /// When each waiter the model queued joined the queue.
+    private var queuedAt: [String: Int] = [:]
+
+    /// A call refused at once, a permit free in `after`.
+    mutating func refused(_ after: Int) { lines.append("refused \(after) waited 0") }
+
+    /// Waiter `label` joined the queue at `now`, a permit expected in `estimate`.
+    mutating func queued(_ label: String, estimate: Int, at now: Int) {
+        queuedAt[label] = now
+        lines.append("queued \(estimate)")
+    }
+
+    /// The model's events of one settling at `now`: admissions first, then waiters given up.
+    mutating func record(_ events: [RateLimitModel.Event], at now: Int) {
+        let admittedFirst =
+            events.filter { if case .gaveUp = $0 { false } else { true } }
+            + events.filter { if case .gaveUp = $0 { true } else { false } }
+        for event in admittedFirst {
+            switch event {
+            case .admitted(let label, let at):
+                if let since = queuedAt[label] { lines.append("admitted \(at - since)") }
+            case .gaveUp(let label, let after):
+                lines.append("refused \(after) waited \(now - (queuedAt[label] ?? now))")
+            case .cancelled:
+                break
+            }
+        }
+    }
+}

@@ -64,36 +64,12 @@ import Testing
             Int(registry.now.subtracting(origin) / tick)
         }
 
-        let reported = Log<String>()
-        let observer = registry.observe { event in
-            func ms(_ duration: Duration) -> Int { Int(duration / tick) }
-            switch event.decision {
-            case .rateLimitQueued(let wait): reported.append("queued \(ms(wait))")
-            case .rateLimitAdmitted(let waited): reported.append("admitted \(ms(waited))")
-            case .rateLimitRefused(let after, let waited):
-                reported.append("refused \(ms(after)) waited \(ms(waited))")
-            default: reported.append("unexpected \(event)")
-            }
-        }
-        var decisions: [String] = []
-        var queuedAt: [String: Int] = [:]
+        let (observer, reported) = rateLimitEventLines(registry, tick: tick)
+        var decisions = ModelRateEvents()
 
         func record(_ events: [WindowLimitModel.Event]) {
             expected += events.map(\.description)
-            // One settling reports its admissions first, then its waiters given up.
-            let admittedFirst =
-                events.filter { if case .gaveUp = $0 { false } else { true } }
-                + events.filter { if case .gaveUp = $0 { true } else { false } }
-            for event in admittedFirst {
-                switch event {
-                case .admitted(let label, let at):
-                    if let since = queuedAt[label] { decisions.append("admitted \(at - since)") }
-                case .gaveUp(let label, let after):
-                    decisions.append("refused \(after) waited \(now - (queuedAt[label] ?? now))")
-                case .cancelled:
-                    break
-                }
-            }
+            decisions.record(events, at: now)
         }
 
         for step in 0..<steps {
@@ -106,7 +82,7 @@ import Testing
                     Int(($0.retryAfter ?? .zero) / tick)
                 }
                 let reference = model.take(weight, at: now)
-                if let reference { decisions.append("refused \(reference) waited 0") }
+                if let reference { decisions.refused(reference) }
                 if engine != reference {
                     return "step \(step): take gave \(String(describing: engine)), "
                         + "model \(String(describing: reference))\n" + trace.joined(separator: "\n")
@@ -119,10 +95,7 @@ import Testing
                     "wait \(label) weight \(weight) maxWait \(String(describing: maxWait))")
                 let estimate = model.waitForNewcomer(weight, at: now)
                 let events = model.wait(label, weight: weight, maxWait: maxWait, at: now)
-                if events.isEmpty {
-                    queuedAt[label] = now
-                    decisions.append("queued \(estimate)")
-                }
+                if events.isEmpty { decisions.queued(label, estimate: estimate, at: now) }
                 record(events)
                 let queuedBefore = rateWaiters(registry, "k")
                 let policy: RateLimitPolicy = maxWait.map { .wait(atMost: tick * $0) } ?? .wait
@@ -173,8 +146,8 @@ import Testing
                     + trace.joined(separator: "\n")
             }
             await observer.waitUntilDelivered()
-            if reported.all != decisions {
-                return "step \(step): observed \(reported.all), model \(decisions)\n"
+            if reported.all != decisions.lines {
+                return "step \(step): observed \(reported.all), model \(decisions.lines)\n"
                     + trace.joined(separator: "\n")
             }
             let row = rateRow(registry, "k")
