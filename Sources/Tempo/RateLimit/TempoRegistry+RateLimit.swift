@@ -1,9 +1,17 @@
 // A rate-limited key in the registry: its state machine as a registry entry, the call that
 // takes a permit at once, the wait for one, and the controls (a cancelled waiter, a reset).
 
+/// What a waiter's task is handed when a timer admits it.
+struct PermitGrant: Sendable {
+    /// The work token the task goes on under (see ``PermitWaiter/admit()``).
+    var token: SettleToken?
+    /// Where the admission is reported, when the call was observed as it joined the queue.
+    var report: WaitReport?
+}
+
 /// A call waiting for its permit, in its own task.
 struct PermitWaiter: Sendable {
-    let continuation: CheckedContinuation<SettleToken?, any Error>
+    let continuation: CheckedContinuation<PermitGrant?, any Error>
     /// The registry's clock, when it is deterministic: a waiter admitted by a timer takes a work
     /// token from it, so an advance waits for what the waiter does with its permit.
     let host: (any DeterministicClock)?
@@ -15,14 +23,16 @@ struct PermitWaiter: Sendable {
     /// joined the queue.
     let report: WaitReport?
 
-    /// Ends the wait with a permit: the task goes on under its own token, or a new one.
+    /// Ends the wait with a permit: the task goes on under its own token, or a new one. The
+    /// admission is reported by the task when it resumes (see
+    /// ``TempoRegistry/startAfterWaiting(_:_:_:_:)``), at the instant the operation starts.
     func admit() {
-        report?.end { .rateLimitAdmitted(waited: $0) }
         if let callerToken {
             callerToken.unpark()
-            continuation.resume(returning: nil)
+            continuation.resume(returning: PermitGrant(token: nil, report: report))
         } else {
-            continuation.resume(returning: host.map { SettleToken(host: $0) })
+            continuation.resume(
+                returning: PermitGrant(token: host.map { SettleToken(host: $0) }, report: report))
         }
     }
 
@@ -105,6 +115,11 @@ protocol PermitQueueEntry: TimedEntry where Key == GroupKey {
     )?
     /// Makes the key fresh at `now`, and admits the waiters that lets through.
     mutating func reset(at now: Duration) -> RateLimitEntry.Settled
+    /// Whether a waiter admitted by the timer records its start when its task resumes
+    /// (``started(_:at:)``): a window counts operations as they start.
+    static var countsStarts: Bool { get }
+    /// A waiter admitted by the timer starts its operation at `now`.
+    mutating func started(_ request: Request, at now: Duration)
 }
 
 /// A token bucket's call: its ask, and the limit's bucket (for the snapshot).
@@ -125,6 +140,10 @@ extension RateLimitState: PermitQueueEntry where Waiter == PermitWaiter {
     }
 
     func timerWake(at now: Duration) -> Duration? { wake(at: now) }
+
+    /// A bucket's tokens are taken at admission; the start changes nothing.
+    static var countsStarts: Bool { false }
+    mutating func started(_ request: BucketRequest, at now: Duration) {}
 }
 
 /// What a call's transition returns to the entry path.
@@ -148,9 +167,10 @@ struct WaitReport: Sendable {
     let queuedAt: Duration
     let now: @Sendable () -> Duration
 
-    /// Reports the decision that ended the wait, made from how long it lasted.
-    func end(_ decision: (Duration) -> TempoEvent.Decision) {
-        let now = now()
+    /// Reports the decision that ended the wait, made from how long it lasted, at `now` (by
+    /// default, the clock's reading).
+    func end(at now: Duration? = nil, _ decision: (Duration) -> TempoEvent.Decision) {
+        let now = now ?? self.now()
         events.report(helper, key, decision(now.subtracting(queuedAt)), at: now)
     }
 }
@@ -208,7 +228,7 @@ extension TempoRegistry {
         // The task's own work token, if it carries one of this clock (it runs an operation the
         // engine launched): the wait parks it.
         let callerToken = SettleToken.current(of: host)
-        return try await withTaskCancellationHandler {
+        let grant = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
                 let now = clock.now()
                 let outcome = enter(
@@ -256,6 +276,28 @@ extension TempoRegistry {
         } onCancel: {
             withdrawPermitWaiter(Entry.self, key, waiterID)
         }
+        guard let grant else { return nil }
+        startAfterWaiting(Entry.self, key, request, new: new, report: grant.report)
+        return grant.token
+    }
+
+    /// A waiter admitted by the key's timer has resumed and is about to start its operation:
+    /// the clock is read here, where the operation starts. A window records the waiter's
+    /// starts at that instant (they were in flight since the admission), so a task that
+    /// resumes late does not spend the margin meant for the request's trip; and the admission
+    /// is reported at it, with the time waited until then.
+    func startAfterWaiting<Entry: PermitQueueEntry>(
+        _: Entry.Type, _ key: GroupKey, _ request: Entry.Request,
+        new: (Duration) -> Entry, report: WaitReport?
+    ) {
+        let now = clock.now()
+        if Entry.countsStarts {
+            _ = enter(Entry.self, key, new: { new(now) }) { state in
+                state.started(request, at: now)
+                return RateLimitCall(outcome: (), timerWake: state.timerWake(at: now))
+            }
+        }
+        report?.end(at: now) { .rateLimitAdmitted(waited: $0) }
     }
 
     /// The task of a waiter was cancelled: it leaves the queue (unless it was already admitted

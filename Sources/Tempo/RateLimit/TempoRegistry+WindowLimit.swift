@@ -39,6 +39,11 @@ extension WindowLimitState: PermitQueueEntry where Waiter == PermitWaiter {
     }
 
     func timerWake(at now: Duration) -> Duration? { wake(at: now) }
+
+    /// A window counts operations as they start: a waiter's starts are recorded when its task
+    /// resumes, not when the timer admits it.
+    /// (``WindowLimitState/started(_:at:)`` records them.)
+    static var countsStarts: Bool { true }
 }
 
 extension TempoRegistry {

@@ -1,6 +1,14 @@
 /// The starts a window-limited key remembers: runs of starts at one instant, oldest first, at
 /// most `permits` starts in all (an older one can never decide an admission again), and none
-/// that has left the window once ``expire(at:span:)`` has run.
+/// that has left the window once ``expire(at:span:)`` has run; and the starts admitted whose
+/// operations have not started yet (``inFlight``).
+///
+/// A start is recorded at the instant its operation starts, not at its admission: a waiter
+/// admitted by the key's timer resumes later (its task must be scheduled, its actor free), and
+/// a service counts the request when it arrives. Between the two its starts are in flight:
+/// they count in every window from the admission on, as if they started at each instant
+/// asked about, so they never leave a window before they are recorded (``begin(_:)``,
+/// ``start(_:at:permits:)``).
 struct WindowLog: Sendable {
     struct Run: Sendable {
         var at: Duration
@@ -12,6 +20,10 @@ struct WindowLog: Sendable {
     private var head = 0
     /// The starts held, in all runs from `head`.
     private(set) var total = 0
+    /// Nothing is held and nothing is in flight.
+    var isEmpty: Bool { total == 0 && inFlight == 0 }
+    /// The starts admitted whose operations have not started: in every window until they do.
+    private(set) var inFlight = 0
 
     /// Whether a start at `at` has left a window of `span` by `now`: `at + span <= now`, exact
     /// at both ends of `Duration`'s range (no sum is formed, so nothing saturates).
@@ -23,9 +35,10 @@ struct WindowLog: Sendable {
     }
 
     /// The instant the newest start leaves a window of `span`; `nil` when that is past the
-    /// clock's end, or when nothing is held.
+    /// clock's end, when nothing is held, or while a start is in flight (no instant is known
+    /// until it starts).
     func emptyAt(span: Duration) -> Duration? {
-        guard total > 0, let last = runs.last else { return nil }
+        guard total > 0, inFlight == 0, let last = runs.last else { return nil }
         return Self.leaves(last.at, span: span)
     }
 
@@ -35,9 +48,9 @@ struct WindowLog: Sendable {
         return overflow ? nil : Duration(attoseconds: sum)
     }
 
-    /// The starts held that are still in a window of `span` at `now`.
+    /// The starts held that are still in a window of `span` at `now`, those in flight included.
     func inWindow(at now: Duration, span: Duration) -> Int {
-        var count = total
+        var count = total + inFlight
         var index = head
         while index < runs.count, Self.hasLeft(runs[index].at, span: span, by: now) {
             count -= runs[index].count
@@ -58,11 +71,14 @@ struct WindowLog: Sendable {
     /// When `weight` more starts fit, at most `permits` in any window of `span`, from `now` on
     /// (the log expired at `now`): `now` when they fit now, the instant the start that is in
     /// the way leaves otherwise, `nil` when that is past the clock's end. `weight` is from 1
-    /// to `permits`.
+    /// to `permits`. A start in flight that is in the way is taken as starting at `now` (the
+    /// earliest it can): the answer is then an estimate, made exact when it starts.
     func admission(weight: Int, permits: Int, span: Duration, at now: Duration) -> Duration? {
-        // The starts that must leave first: held + weight - permits, without overflow.
-        var excess = total - (permits - weight)
+        // The starts that must leave first: held + in flight + weight - permits, without
+        // overflow (each term is at most `permits`).
+        var excess = total + inFlight - (permits - weight)
         guard excess > 0 else { return now }
+        guard excess <= total else { return Self.leaves(now, span: span) }
         var index = head
         while excess > runs[index].count {
             excess -= runs[index].count
@@ -70,6 +86,18 @@ struct WindowLog: Sendable {
         }
         guard let leaves = Self.leaves(runs[index].at, span: span) else { return nil }
         return max(leaves, now)
+    }
+
+    /// Counts `weight` starts admitted whose operations have not started yet.
+    mutating func begin(_ weight: Int) {
+        inFlight += weight
+    }
+
+    /// Records `weight` starts in flight as started at `now` (as ``record(_:at:permits:)``).
+    /// After ``removeAll()`` nothing is in flight: the starts are recorded all the same.
+    mutating func start(_ weight: Int, at now: Duration, permits: Int) {
+        inFlight -= min(weight, inFlight)
+        record(weight, at: now, permits: permits)
     }
 
     /// Records `weight` starts at `now` (or at the newest start held, if a caller's clock read
@@ -96,6 +124,7 @@ struct WindowLog: Sendable {
         runs = []
         head = 0
         total = 0
+        inFlight = 0
     }
 
     /// Removes the dropped runs once they are most of the array, so that memory stays within
@@ -117,8 +146,10 @@ struct WindowLog: Sendable {
 /// The state of one window-limited key, and its transitions; like ``RateLimitState`` it holds no
 /// clock and no task, so tests drive it directly, and it follows the same queue rules.
 ///
-/// A call of weight `w` is admitted at `t` when the starts held in `(t - span, t]` plus `w` are
-/// at most `permits`; it then records `w` starts at `t`. Waiters queue first in first out:
+/// A call of weight `w` is admitted at `t` when the starts held in `(t - span, t]`, plus those
+/// in flight, plus `w` are at most `permits`. A call admitted as it is made records `w` starts
+/// at `t` (it starts its operation at once); a waiter admitted by ``settle(at:)`` puts them in
+/// flight, and ``started(_:at:)`` records them when its task resumes to start the operation. Waiters queue first in first out:
 /// only the head can be admitted, and a call made while someone waits is not admitted before
 /// them, even when its starts would fit.
 struct WindowLimitState<Waiter> {
@@ -223,8 +254,9 @@ struct WindowLimitState<Waiter> {
         log.expire(at: now, span: span)
         while true {
             while headIsDue(at: now) {
+                // In flight until its task resumes and starts the operation (``started``).
                 let head = queue.removeFirst()
-                log.record(head.ask.weight, at: now, permits: head.ask.permits)
+                log.begin(head.ask.weight)
                 settled.admitted.append(head.waiter)
             }
             guard let index = queue.firstIndex(where: { $0.deadline.map { $0 <= now } ?? false })
@@ -233,6 +265,13 @@ struct WindowLimitState<Waiter> {
             let after = Self.wait(admissionForNewcomer(expired.ask, at: now), now)
             settled.expired.append((expired.waiter, after))
         }
+    }
+
+    /// A waiter admitted by ``settle(at:)`` starts its operation at `now`: its starts, in flight
+    /// since, are recorded at `now`. (A start only moves later, so nobody is admitted by it.)
+    mutating func started(_ ask: Ask, at now: Duration) {
+        log.expire(at: now, span: span)
+        log.start(ask.weight, at: now, permits: ask.permits)
     }
 
     /// Removes waiter `id` (its task was cancelled), if it still waits, and admits whoever it
@@ -265,7 +304,7 @@ struct WindowLimitState<Waiter> {
         let held = isHeld(at: now) ? heldUntil : nil
         guard let head = queue.first else {
             guard let held else { return log.emptyAt(span: span) }
-            return log.emptyAt(span: span).map { max($0, held) } ?? (log.total > 0 ? nil : held)
+            return log.emptyAt(span: span).map { max($0, held) } ?? (log.isEmpty ? held : nil)
         }
         var log = log
         log.expire(at: now, span: head.ask.span)

@@ -1,0 +1,171 @@
+import Dispatch
+import Testing
+
+@testable import Tempo
+
+// A window limit counts operations when they start, not when its timer admits them: a waiter
+// whose task resumes late (its actor busy, the machine loaded) records its start at the instant
+// it resumes, so the margin stays for the request's trip. These tests hold the waiter's actor
+// on an executor the test pumps by hand, and move a clock the test sets by hand, so the late
+// resume is exact and the run deterministic.
+
+/// A clock the test sets: `now` is what was set last, and a sleeper wakes when the clock is set
+/// to its deadline or later (or throws when its task is cancelled).
+final class SetClock: Clock, @unchecked Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
+    }
+
+    private struct Sleeper {
+        var deadline: Duration
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var now = Duration.zero
+        var sleepers: [UInt64: Sleeper] = [:]
+        var lastID: UInt64 = 0
+    }
+
+    private let state = Lock(State())
+
+    var now: Instant { Instant(offset: state.withLock { $0.now }) }
+    var minimumResolution: Duration { .nanoseconds(1) }
+
+    /// The sleepers waiting now (the timer driver's runner, when a timer is armed).
+    var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        let id = state.withLock { state -> UInt64 in
+            state.lastID += 1
+            return state.lastID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let ready = state.withLock { state -> Bool in
+                    if Task.isCancelled || deadline.offset <= state.now { return true }
+                    state.sleepers[id] = Sleeper(
+                        deadline: deadline.offset, continuation: continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+        try Task.checkCancellation()
+    }
+
+    /// Sets the clock to `offset` and wakes the sleepers due by then.
+    func set(_ offset: Duration) {
+        let due = state.withLock { state -> [Sleeper] in
+            state.now = offset
+            let due = state.sleepers.filter { $0.value.deadline <= offset }
+            for id in due.keys { state.sleepers[id] = nil }
+            return Array(due.values)
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+    }
+}
+
+/// A serial executor whose jobs run in order on a queue of their own, except while the test
+/// holds it: an actor on it is then busy, and its jobs wait until ``release()``.
+final class HeldExecutor: SerialExecutor, @unchecked Sendable {
+    private struct State {
+        var held = false
+        var jobs: [UnownedJob] = []
+    }
+
+    private let state = Lock(State())
+    private let queue = DispatchQueue(label: "HeldExecutor")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let run = state.withLock { state -> Bool in
+            if state.held { state.jobs.append(job) }
+            return !state.held
+        }
+        if run { queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) } }
+    }
+
+    /// The jobs held back.
+    var pending: Int { state.withLock { $0.jobs.count } }
+
+    /// From now on, jobs wait for ``release()``.
+    func hold() { state.withLock { $0.held = true } }
+
+    /// Runs the jobs held back, in order, and the later ones as they come.
+    func release() {
+        let jobs = state.withLock { state -> [UnownedJob] in
+            state.held = false
+            defer { state.jobs = [] }
+            return state.jobs
+        }
+        for job in jobs { queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) } }
+    }
+}
+
+/// An actor whose turns the test hands out: its calls wait in ``HeldExecutor`` until pumped.
+actor LateStarter {
+    nonisolated let executor = HeldExecutor()
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    private(set) var startedAt: Duration?
+
+    /// Waits for a start of `limit` under `identifier`, then notes the clock's reading.
+    func start(_ limit: RateLimit, identifier: String, registry: TempoRegistry, clock: SetClock)
+        async throws
+    {
+        try await registry.withCurrent {
+            try await rateLimit(limit, identifier: identifier) {
+                startedAt = clock.now.offset
+            }
+        }
+    }
+}
+
+@Suite struct WindowLimitLateStartTests {
+    /// One start a second; a waiter admitted at 1 s whose actor lets it start only at 1.1 s.
+    /// A call at 2.05 s is 0.95 s after that start: the server would count two requests in a
+    /// second, so the limit refuses it (counting the admission at 1 s, it let it through).
+    @Test func aWaiterThatResumesLateCountsWhenItStarts() async throws {
+        let clock = SetClock()
+        let registry = TempoRegistry(clock: clock)
+        let limit = RateLimit.window(1, per: .seconds(1), margin: .zero)
+        let reject = { () throws -> Void in
+            try registry.withCurrent { try takeRatePermit(limit, identifier: "api") }
+        }
+        try reject()  // the first start, at 0
+        let caller = LateStarter()
+        let waiting = Task {
+            try await caller.start(limit, identifier: "api", registry: registry, clock: clock)
+        }
+        #expect(await eventually { Self.waiters(registry) == 1 })
+        // The timer admits it at 1 s; its actor is busy until 1.1 s.
+        caller.executor.hold()
+        clock.set(.seconds(1))
+        #expect(await eventually { caller.executor.pending > 0 })
+        #expect(Self.waiters(registry) == 0)
+        clock.set(.milliseconds(1_100))
+        caller.executor.release()
+        try await waiting.value
+        #expect(await caller.startedAt == .milliseconds(1_100))
+
+        clock.set(.milliseconds(2_050))
+        #expect(throws: RateLimitError.self) { try reject() }
+        // A second after the late start, the next one is free.
+        clock.set(.milliseconds(2_100))
+        try reject()
+    }
+
+    static func waiters(_ registry: TempoRegistry) -> Int {
+        registry.snapshot().entries.reduce(0) { sum, entry in
+            guard case .rateLimit(_, _, let waiters) = entry.state else { return sum }
+            return sum + waiters
+        }
+    }
+}
