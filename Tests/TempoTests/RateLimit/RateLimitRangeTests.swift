@@ -155,11 +155,17 @@ import Testing
             let log = Log<String>()
             if start != .saturatedMax {
                 #expect(take(limit, key: "edge") == .limited(retryAfter: .seconds(3)))
-                await startWaiter("w", limit, key: "edge", registry: registry, log: log)
+                let waiter = Task {
+                    try await rateLimit(limit, identifier: "edge") {
+                        log.append("w@\(registry.now.subtracting(start))")
+                    }
+                }
+                #expect(await eventually { rateWaiters(registry, "edge") == 1 })
                 #expect(await finishes { await clock.advance(by: .seconds(2)) })
                 #expect(log.all.isEmpty)
                 #expect(await finishes { await clock.advance(by: .seconds(1)) })
-                #expect(await eventually { log.count == 1 })
+                #expect(await finishes { _ = await waiter.result })
+                #expect(log.all == ["w@3.0 seconds"])
             } else {
                 // Time cannot pass: the hold ends where it starts, and one permit is free.
                 #expect(take(limit, key: "edge") == nil)

@@ -74,7 +74,11 @@ import Testing
         }
     }
 
-    @Test(arguments: ends) func concurrencyLimitQueueTimeout(start: Duration) async {
+    /// Also 5 s before the last instant, where the holder wakes at it, and at the first
+    /// instant. (At the last instant itself no call can hold a slot while the clock is
+    /// advanced: every sleep on the clock is due at once there.)
+    @Test(arguments: ends + [Duration.saturatedMax.subtracting(.seconds(5)), .saturatedMin])
+    func concurrencyLimitQueueTimeout(start: Duration) async {
         await Self.onClock(at: start) { clock, registry in
             let release = Flag()
             let first = Task {
@@ -124,10 +128,12 @@ import Testing
                 }
             }
             #expect(await Self.advances(clock, by: .seconds(10)))
-            // At the last instant the first call is due at once, so the second finds it due.
-            let debounced = start == .saturatedMax ? ["d1", "d2"] : ["d2"]
-            #expect(Set(ran.all) == Set(debounced + ["t1", "t3"]))
-            #expect(ran.count == debounced.count + 2)
+            // At the last instant time cannot pass: a debounced call is due at once, so the
+            // second call finds the first due, and each throttle window closes as it opens.
+            let expected =
+                start == .saturatedMax ? ["d1", "d2", "t1", "t2", "t3"] : ["d2", "t1", "t3"]
+            #expect(Set(ran.all) == Set(expected))
+            #expect(ran.count == expected.count)
             #expect(registry.liveKeyCount == 0)
         }
     }
@@ -159,9 +165,10 @@ import Testing
         }
     }
 
-    /// A timeout whose deadline saturates to the last instant the clock reads throws at once;
-    /// elsewhere it fires a second later. A hedge at the last instant has its first attempt's
-    /// sleep due at once: it wins, and no second attempt starts.
+    /// A timeout elsewhere fires a second later. At the last instant its deadline and the
+    /// operation's sleep are both due at once: either may win, and the call settles. A hedge at
+    /// the last instant has its first attempt's sleep due at once: it wins, and no second
+    /// attempt starts.
     @Test(arguments: lastInstants) func timeoutAndHedgeSettle(start: Duration) async throws {
         try await Self.onClock(at: start) { clock, registry async throws in
             let timed = Task {
@@ -171,7 +178,11 @@ import Testing
                 #expect(await eventually { clock.sleeperCount >= 2 })
             }
             #expect(await Self.advances(clock, by: .seconds(1)))
-            await #expect(throws: TimeoutError.timedOut(.seconds(1))) { try await timed.value }
+            if start == .saturatedMax {
+                #expect(await finishes { _ = await timed.result })
+            } else {
+                await #expect(throws: TimeoutError.timedOut(.seconds(1))) { try await timed.value }
+            }
             let started = Log<Int>()
             let hedged = Task {
                 try await hedge(maxAttempts: 2, after: .seconds(1)) { attempt in
@@ -190,37 +201,6 @@ import Testing
             #expect(started.all == (start == .saturatedMax ? [1] : [1, 2]))
             #expect(await Self.advances(clock, by: .seconds(10)))
             #expect(await eventually { registry.liveKeyCount == 0 })
-        }
-    }
-
-    /// A queued call whose timeout saturates to the last instant the clock reads is turned
-    /// away at once; elsewhere a second later. The slot's holder waits off the clock.
-    @Test(arguments: lastInstants) func concurrencyLimitQueueTimeoutSettles(start: Duration) async {
-        await Self.onClock(at: start) { clock, registry in
-            let (release, go) = AsyncStream<Void>.makeStream()
-            let holding = Flag()
-            let first = Task {
-                try await concurrencyLimit(1, queueTimeout: .seconds(1), identifier: "c") {
-                    holding.set()
-                    for await _ in release { break }
-                }
-            }
-            #expect(await eventually { holding.isSet })
-            let second = Task {
-                try await concurrencyLimit(1, queueTimeout: .seconds(1), identifier: "c") { 2 }
-            }
-            if start != .saturatedMax {
-                #expect(await eventually { clock.sleeperCount >= 1 })
-            }
-            #expect(await Self.advances(clock, by: .seconds(1)))
-            await #expect(throws: ConcurrencyLimitError.queueTimedOut(.seconds(1))) {
-                try await second.value
-            }
-            go.yield()
-            go.finish()
-            _ = await first.result
-            #expect(await Self.advances(clock, by: .seconds(10)))
-            #expect(registry.liveKeyCount == 0)
         }
     }
 
@@ -266,9 +246,9 @@ import Testing
     }
 
     /// The registry's own firing at the last instant, on a clock that would fire a timer
-    /// again whenever asked (issue 39): a retry budget and a window limit whose next wake is
-    /// that same instant ask for none, stay (their counts are not lost), and a later call arms
-    /// a new timer.
+    /// again whenever asked (issue 39): a retry budget whose next wake is that same instant
+    /// asks for none, stays (its counts are not lost), and a later call arms a new timer. A
+    /// window limit there arms none: its start counts for good.
     @Test func aFiringAtTheLastInstantAsksForNoWakeAtThatInstant() async throws {
         let clock = ScriptedClock()
         clock.set(.saturatedMax)
@@ -278,10 +258,9 @@ import Testing
             _ = try await retry(2, every: .zero, budget: RetryBudget(identifier: "b")) { 1 }
             #expect(take(window, key: "w") == nil)
         }
-        #expect(clock.timers.count == 2)
-        #expect(clock.timers.allSatisfy { $0.deadline == .saturatedMax })
+        #expect(clock.timers.count == 1)
+        #expect(clock.timers.first?.deadline == .saturatedMax)
         #expect(clock.fire(0) == nil)
-        #expect(clock.fire(1) == nil)
         #expect(registry.budgetRow("b")?.calls == 1)
         #expect(rateRow(registry, "w")?.tokens == 0)
         #expect(registry.liveKeyCount == 2)
@@ -289,9 +268,10 @@ import Testing
             _ = try await retry(2, every: .zero, budget: RetryBudget(identifier: "b")) { 1 }
             #expect(take(window, key: "w") != nil)
         }
-        // Each kept entry has no timer any more: the later call armed a new one.
-        #expect(clock.timers.count == 4)
-        #expect(clock.fire(2) == nil)
+        // The kept budget has no timer any more: the later call armed a new one.
+        #expect(clock.timers.count == 2)
+        #expect(clock.fire(1) == nil)
         #expect(registry.budgetRow("b")?.calls == 2)
+        #expect(registry.liveKeyCount == 2)
     }
 }
