@@ -75,10 +75,12 @@ extension ManualClock {
             for entry in due {
                 switch entry.waiter {
                 case .timer(let fire):
-                    if let next = fire(now) {
+                    // A timer fires once at an instant: one that asks to fire again at `now`
+                    // or earlier ends, or at the last instant it would fire for ever.
+                    if let next = fire(now), next > now {
                         state.withLock { state in
                             state.entries[entry.order] = Entry(
-                                deadline: max(next, now), order: entry.order, waiter: entry.waiter)
+                                deadline: next, order: entry.order, waiter: entry.waiter)
                         }
                     }
                 case .sleeper(let continuation, _):
