@@ -40,6 +40,10 @@ extension ManualClock {
     /// await clock.advance(to: ManualClock.Instant(offset: .seconds(30)))
     /// ```
     ///
+    /// A timer fires once at an instant: one that asks to fire again at that instant or
+    /// earlier ends there. So at the clock's last instant, where time cannot pass and every
+    /// later deadline saturates to it, each timer due fires once and the advance returns.
+    ///
     /// - Parameter deadline: Where to move the clock; an instant already passed fires what is
     ///   due and leaves the clock where it is.
     public func advance(to deadline: Instant) async {
@@ -75,10 +79,12 @@ extension ManualClock {
             for entry in due {
                 switch entry.waiter {
                 case .timer(let fire):
-                    if let next = fire(now) {
+                    // A timer fires once at an instant: one that asks to fire again at `now`
+                    // or earlier ends, or at the last instant it would fire for ever.
+                    if let next = fire(now), next > now {
                         state.withLock { state in
                             state.entries[entry.order] = Entry(
-                                deadline: max(next, now), order: entry.order, waiter: entry.waiter)
+                                deadline: next, order: entry.order, waiter: entry.waiter)
                         }
                     }
                 case .sleeper(let continuation, _):

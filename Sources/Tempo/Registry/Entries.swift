@@ -150,6 +150,12 @@ extension TempoRegistry {
     /// An entry's timer fired: applies its `timerFired` transition under the lock (unless the
     /// timer is stale: another generation), keeps or removes the entry, and launches what is
     /// due outside the lock. Returns when to fire next, or `nil` to end the timer.
+    ///
+    /// The one place every entry's timer is re-armed, so the rule for every kind is here: a
+    /// next wake not later than `now` ends the timer, as `nil` does. The transition has seen
+    /// `now` already, so firing it again at `now` would change nothing, and at the clock's last
+    /// instant, which no later wake can follow, it would fire for ever. The entry then stays
+    /// without a timer or leaves, as ``TimedEntry/keepsWhenTimerEnds(at:)`` says.
     private func fired<Entry: TimedEntry>(
         _: Entry.Type, _ key: Entry.Key, timerGeneration: UInt64, at now: Duration
     ) -> Duration? {
@@ -159,16 +165,18 @@ extension TempoRegistry {
                     return nil
                 }
                 let result = slot.state.timerFired(at: now)
-                if let next = result.next {
+                if let next = result.next, next > now {
                     slot.timerDeadline = next
                     table[key] = slot
-                } else if slot.state.keepsWhenTimerEnds(at: now) {
+                    return result
+                }
+                if slot.state.keepsWhenTimerEnds(at: now) {
                     slot.timer = nil
                     table[key] = slot
                 } else {
                     table.removeLive(key)
                 }
-                return result
+                return (result.run, nil)
             }
         }
         if let run = result?.run {

@@ -32,14 +32,18 @@ extension TableEntry {
 /// running work (no timer) and a concurrency limit (a timer of its own, for queue deadlines).
 protocol TimedEntry: TableEntry {
     /// The entry's timer fired at `now`: what runs, and when to fire next (`nil`: the entry is
-    /// done and leaves the table, unless ``keepsWhenTimerEnds(at:)``).
+    /// done and leaves the table, unless ``keepsWhenTimerEnds(at:)``). A next wake not later
+    /// than `now` counts as `nil`: the registry never fires a timer twice at one instant, so
+    /// the transition does at `now` all that is due at `now` (at the clock's last instant, a
+    /// wake past it saturates to `now`, and the timer ends there).
     mutating func timerFired(at now: Duration) -> (run: Operation?, next: Duration?)
 
-    /// After its timer fired at `now` and asked for no next wake: whether the entry stays in
-    /// its table, without a timer (a later call arms a new one). `false` for every kind but a
-    /// circuit breaker, a retry budget and a rate limit (token bucket or window), whose timer
-    /// only forgets what has aged: one whose next instant lies past the clock's end stays this
-    /// way.
+    /// After its timer fired at `now` and asked for no next wake later than `now`: whether the
+    /// entry stays in its table, without a timer (a later call arms a new one). `false` for
+    /// every kind but a circuit breaker, a retry budget and a rate limit (token bucket or
+    /// window), whose timer only forgets what has aged: one whose next instant lies past the
+    /// clock's end stays this way, with what it counts, for as long as the clock reads its last
+    /// instant.
     func keepsWhenTimerEnds(at now: Duration) -> Bool
 }
 

@@ -154,6 +154,9 @@ private func runLoop(
         // A tick that is already due runs now, without a round trip through the clock, but
         // after giving the executor a turn: a loop faster than its iterations never starves it.
         if next <= clock.now() {
+            // The clock reads its last instant and the next tick lies past it (it saturated to
+            // that instant): it never comes, and the loop ends instead of running for ever.
+            if next == .saturatedMax { return token }
             await Task.yield()
             continue
         }

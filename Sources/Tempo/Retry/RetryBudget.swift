@@ -152,6 +152,10 @@ extension RetryBudgetState: TimedEntry {
         return (nil, nextExpiry)
     }
 
+    /// A key whose oldest slice ends past the clock's last instant (the clock is there, so its
+    /// timer ended) stays with its counts: its retries still count against its calls.
+    func keepsWhenTimerEnds(at now: Duration) -> Bool { !isIdle(at: now) }
+
     func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
         var live = self
         live.expire(at: now)

@@ -5,7 +5,9 @@ import Synchronization
 ///
 /// Timers are callbacks, not sleeping tasks: the clock calls `fire` while it is being advanced,
 /// on the advancing task, once its time reaches the deadline. `fire` gets the clock's time and
-/// returns the next deadline to call it again at, or `nil` when the timer is done.
+/// returns the next deadline to call it again at, or `nil` when the timer is done; a deadline
+/// not later than the time it got ends the timer too, so that a timer at the clock's last
+/// instant fires once there, not for ever.
 package protocol DeterministicClock: AnyObject, Sendable {
     /// The time elapsed since the clock's origin.
     var offset: Duration { get }

@@ -101,8 +101,9 @@ struct EngineClock: Sendable {
     }
 
     /// Arms a timer at `deadline`. `fire` runs once the deadline has passed and returns the next
-    /// deadline to wake for, or `nil` to end the timer. Re-arming to a later deadline through
-    /// the return value costs no new task and no new timer.
+    /// deadline to wake for, or `nil` to end the timer; a deadline not later than the instant
+    /// `fire` got ends it too. Re-arming to a later deadline through the return value costs no
+    /// new task and no new timer.
     func startTimer(at deadline: Duration, _ fire: @escaping @Sendable (Duration) -> Duration?)
         -> TimerRef
     {

@@ -64,7 +64,9 @@ final class TimerDriver: Sendable {
         self.sleep = sleep
     }
 
-    /// Arms a timer; returns its id for ``cancel(_:)``.
+    /// Arms a timer; returns its id for ``cancel(_:)``. `fire` gets the instant it fires at and
+    /// returns the next deadline, or `nil` to end the timer; a deadline not later than that
+    /// instant ends it too (a timer never fires twice at one instant).
     func schedule(at deadline: Duration, _ fire: @escaping @Sendable (Duration) -> Duration?)
         -> UInt64
     {
@@ -186,7 +188,11 @@ final class TimerDriver: Sendable {
                 var next: [(UInt64, Timer)] = []
                 Self.$isRunner.withValue(true) {
                     for (id, timer) in step.due {
-                        guard let deadline = timer.fire(current) else { continue }
+                        // Fired at `current`: a next deadline not later ends the timer, or at
+                        // the clock's last instant it would fire again and again.
+                        guard let deadline = timer.fire(current), deadline > current else {
+                            continue
+                        }
                         next.append((id, Timer(deadline: deadline, fire: timer.fire)))
                     }
                 }

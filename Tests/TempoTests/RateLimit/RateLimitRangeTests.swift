@@ -91,4 +91,88 @@ import Testing
             #expect(registry.liveKeyCount == 1)
         }
     }
+
+    // MARK: Settling at the ends (issue 39)
+
+    /// The last instant, a few seconds before it, and the first instant.
+    static let lastInstants: [Duration] = [
+        .saturatedMax, Duration.saturatedMax.subtracting(.seconds(5)), .saturatedMin,
+    ]
+
+    /// One limit of 1 per second, burst 1 (token bucket or window): the permit is taken, a
+    /// waiter of at most 5 s queues, then the clock is advanced by 10 s. The advance returns;
+    /// the waiter is admitted a second later, or, at the last instant (where its permit never
+    /// comes and its deadline is now), gives up at once. Then the key leaves, unless the clock
+    /// is at the last instant, where it keeps the spent permit.
+    @Test(arguments: lastInstants, [false, true])
+    func aWaiterSettles(start: Duration, window: Bool) async {
+        let clock = ManualClock(now: .init(offset: start))
+        let registry = TempoRegistry(clock: clock)
+        await registry.withCurrent {
+            let limit =
+                window
+                ? RateLimit.window(1, per: .seconds(1), margin: .zero)
+                : RateLimit(1, per: .seconds(1), burst: 1)
+            let log = Log<String>()
+            #expect(take(limit, key: "edge") == nil)
+            let waiter = Task {
+                do {
+                    try await rateLimit(
+                        limit, whenLimited: .wait(atMost: .seconds(5)), identifier: "edge"
+                    ) { log.append("admitted@\(registry.now.subtracting(start))") }
+                } catch {
+                    log.append("gave up")
+                }
+            }
+            if start != .saturatedMax {
+                #expect(await eventually { rateWaiters(registry, "edge") == 1 })
+            }
+            #expect(await finishes { await clock.advance(by: .seconds(10)) })
+            #expect(await finishes { await waiter.value })
+            #expect(log.all == [start == .saturatedMax ? "gave up" : "admitted@1.0 seconds"])
+            // The bound: nothing more is free within a second of the last start.
+            if start == .saturatedMax { #expect(take(limit, key: "edge") != nil) }
+            #expect(await finishes { await clock.advance(by: .seconds(10)) })
+            #expect(registry.liveKeyCount == (start == .saturatedMax ? 1 : 0))
+        }
+    }
+
+    /// A hold of 3 s from a retry-after (token bucket or window): starts wait for its end,
+    /// saturated to the last instant; there the hold is over at once. Advances return, and the
+    /// key leaves, or, at the last instant, keeps its spent permit.
+    @Test(arguments: lastInstants, [false, true])
+    func aHoldSettles(start: Duration, window: Bool) async {
+        let clock = ManualClock(now: .init(offset: start))
+        let registry = TempoRegistry(clock: clock)
+        await registry.withCurrent {
+            let limit =
+                window
+                ? RateLimit.window(5, per: .seconds(1), margin: .zero).holdingOnRetryAfter()
+                : RateLimit(5, per: .seconds(1)).holdingOnRetryAfter()
+            _ = try? await rateLimit(limit, identifier: "edge") {
+                throw SlowDown(retryAfter: .seconds(3))
+            }
+            let log = Log<String>()
+            if start != .saturatedMax {
+                #expect(take(limit, key: "edge") == .limited(retryAfter: .seconds(3)))
+                let waiter = Task {
+                    try await rateLimit(limit, identifier: "edge") {
+                        log.append("w@\(registry.now.subtracting(start))")
+                    }
+                }
+                #expect(await eventually { rateWaiters(registry, "edge") == 1 })
+                #expect(await finishes { await clock.advance(by: .seconds(2)) })
+                #expect(log.all.isEmpty)
+                #expect(await finishes { await clock.advance(by: .seconds(1)) })
+                #expect(await finishes { _ = await waiter.result })
+                #expect(log.all == ["w@3.0 seconds"])
+            } else {
+                // Time cannot pass: the hold ends where it starts, and one permit is free.
+                #expect(take(limit, key: "edge") == nil)
+                #expect(await finishes { await clock.advance(by: .seconds(10)) })
+            }
+            #expect(await finishes { await clock.advance(by: .seconds(10)) })
+            #expect(registry.liveKeyCount == (start == .saturatedMax ? 1 : 0))
+        }
+    }
 }

@@ -60,6 +60,50 @@ import Testing
         }
     }
 
+    /// Issue 39: on a clock at its last instant, a budgeted retry's key has a timer due at that
+    /// instant whose firing changes nothing (its slices end past the range). It must fire
+    /// once, not again and again: the next advance returns, and the call still counts.
+    @Test func anAdvanceAfterABudgetedRetryAtTheLastInstantReturns() async throws {
+        let clock = ManualClock(now: .init(offset: .saturatedMax))
+        let registry = TempoRegistry(clock: clock)
+        try await registry.withCurrent {
+            let value = try await retry(3, every: .zero, budget: RetryBudget(identifier: "last")) {
+                1
+            }
+            #expect(value == 1)
+            #expect(await finishes { await clock.advance(by: .seconds(1)) })
+            #expect(registry.budgetRow("last")?.calls == 1)
+        }
+    }
+
+    /// At the last instant, 5 s before it and at the first instant (issue 39): 10 failing calls
+    /// of 3 attempts at a ratio of 0.1 make one retry; 10 s later, 10 more make one more. At
+    /// the top, the slices of the first calls end past the range, so they still count (20
+    /// calls, 2 retries: the bound holds over both) and the key stays; at the bottom they have
+    /// left, and the key leaves. Every advance returns.
+    @Test(arguments: [
+        Duration.saturatedMax, Duration.saturatedMax.subtracting(.seconds(5)), .saturatedMin,
+    ])
+    func aBudgetAtTheEndsSettlesAndKeepsItsBound(start: Duration) async {
+        let clock = ManualClock(now: .init(offset: start))
+        let registry = TempoRegistry(clock: clock)
+        await registry.withCurrent {
+            let probe = BudgetProbe()
+            let budget = RetryBudget(
+                identifier: "end", ratio: 0.1, minimumPerSecond: 0, window: .seconds(10))
+            for _ in 0..<10 { await probe.call(budget, maxAttempts: 3) }
+            #expect(probe.attempts == 11)
+            #expect(await finishes { await clock.advance(by: .seconds(10)) })
+            for _ in 0..<10 { await probe.call(budget, maxAttempts: 3) }
+            #expect(probe.attempts == 22)
+            let top = start != .saturatedMin
+            #expect(registry.budgetRow("end")?.calls == (top ? 20 : 10))
+            #expect(registry.budgetRow("end")?.retries == (top ? 2 : 1))
+            #expect(await finishes { await clock.advance(by: .seconds(20)) })
+            #expect(registry.liveKeyCount == (top ? 1 : 0))
+        }
+    }
+
     /// A slice before the clock's origin is as long as one after it: a deposit at −0.5 s (slice
     /// −1 of a 10 s window) counts until the start of slice 9, at 9 s, not 10 s.
     @Test func slicesBeforeZeroAreAsLongAsAfter() async {

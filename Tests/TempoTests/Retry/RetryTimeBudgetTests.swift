@@ -7,9 +7,9 @@ import Testing
     /// Runs `retry(10, every: 1 s, timeBudget:)` with attempts that fail at once; returns the
     /// instants the attempts started at and when the call gave up.
     static func schedule(
-        timeBudget: Duration?, every delay: Duration = .seconds(1)
+        timeBudget: Duration?, every delay: Duration = .seconds(1), from start: Duration = .zero
     ) async -> (attempts: [Duration], gaveUpAt: Duration) {
-        let clock = ManualClock()
+        let clock = ManualClock(now: .init(offset: start))
         let registry = TempoRegistry(clock: clock)
         let attempts = Log<Duration>()
         return await registry.withCurrent {
@@ -22,7 +22,8 @@ import Testing
                 }
             }
             while await eventually({ clock.sleeperCount == 1 || done.isSet }), !done.isSet {
-                await clock.advance(by: delay)
+                // An advance that does not return (issue 39) fails the test in seconds.
+                guard await finishes({ await clock.advance(by: delay) }) else { break }
             }
             let gaveUpAt = registry.now
             await #expect(throws: Boom(attempt: attempts.count)) { try await task.value }
@@ -34,6 +35,19 @@ import Testing
         let (attempts, gaveUpAt) = await Self.schedule(timeBudget: .seconds(3))
         #expect(attempts == [.zero, .seconds(1), .seconds(2)])
         #expect(gaveUpAt == .seconds(2))  // at once, not after a last wait
+    }
+
+    /// At the ends of the range (issue 39): the deadline saturates to the last instant, so a
+    /// call made there gives up after its first attempt (its wait would end at the deadline),
+    /// and one made 5 s before it keeps a 3 s budget.
+    @Test(arguments: [
+        Duration.saturatedMax, Duration.saturatedMax.subtracting(.seconds(5)), .saturatedMin,
+    ])
+    func aTimeBudgetAtTheEndsOfTheRange(start: Duration) async {
+        let (attempts, gaveUpAt) = await Self.schedule(timeBudget: .seconds(3), from: start)
+        let offsets = attempts.map { $0.subtracting(start) }
+        #expect(offsets == (start == .saturatedMax ? [.zero] : [.zero, .seconds(1), .seconds(2)]))
+        #expect(gaveUpAt == attempts.last)
     }
 
     @Test func aWaitEndingJustBeforeTheDeadlineIsSlept() async {

@@ -64,6 +64,29 @@ import Testing
         #expect(fired.all == ["first"])
     }
 
+    /// Issue 39: a callback that asks to fire again at the instant it fired at (the only one
+    /// left at the last instant), or `back` before it, is not fired again: its timer ends, and
+    /// the runner with it.
+    /// (A broken driver stops on its own after 1,000 firings, so the test does not spin.)
+    @Test(arguments: [Duration.saturatedMax, .seconds(1)], [Duration.zero, .seconds(1)])
+    func aTimerAskingToFireAgainAtItsOwnInstantEnds(at instant: Duration, back: Duration) async {
+        let manual = ManualClock(now: .init(offset: instant))
+        let driver = TimerDriver(
+            now: { manual.now.offset },
+            sleep: { try await manual.sleep(until: .init(offset: $0)) })
+        let fired = Lock(0)
+        _ = driver.schedule(at: instant) { now in
+            let count = fired.withLock { count in
+                count += 1
+                return count
+            }
+            return count < 1_000 ? now.subtracting(back) : nil
+        }
+        #expect(await settled { !driver.hasRunner })
+        #expect(fired.withLock { $0 } == 1)
+        #expect(driver.count == 0)
+    }
+
     // MARK: Which registry is current
 
     @Test func aTaskStartedInsideWithCurrentKeepsItsRegistryAfterTheScopeEnds() async {

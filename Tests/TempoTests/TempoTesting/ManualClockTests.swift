@@ -131,4 +131,30 @@ import Testing
             #expect(steps.all == ["started", "finished"])
         }
     }
+
+    /// Issue 39: a timer whose callback asks to fire again at the instant it fired at, or
+    /// `back` before it (at the last instant no later one exists), is not fired again: the
+    /// advance returns, the timer is gone, and a later timer still fires. (A broken clock stops
+    /// on its own after 1,000 firings, so the test does not spin.)
+    @Test(arguments: [Duration.saturatedMax, .seconds(1)], [Duration.zero, .seconds(1)])
+    func aTimerAskingToFireAgainAtItsOwnInstantEnds(at instant: Duration, back: Duration) async {
+        let clock = ManualClock(now: .init(offset: instant))
+        let fired = Lock(0)
+        _ = clock.scheduleTimer(at: instant) { now in
+            let count = fired.withLock { count in
+                count += 1
+                return count
+            }
+            return count < 1_000 ? now.subtracting(back) : nil
+        }
+        let later = Lock<Duration?>(nil)
+        _ = clock.scheduleTimer(at: instant.adding(.seconds(1))) { now in
+            later.withLock { $0 = now }
+            return nil
+        }
+        #expect(await finishes { await clock.advance(by: .seconds(2)) })
+        #expect(fired.withLock { $0 } == 1)
+        #expect(clock.sleeperCount == 0)
+        #expect(later.withLock { $0 } == instant.adding(.seconds(1)))
+    }
 }
