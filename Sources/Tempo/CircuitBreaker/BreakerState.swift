@@ -21,8 +21,9 @@ struct BreakerState: Sendable {
     /// How a call ended, for the breaker.
     enum Outcome: Sendable, Equatable {
         case success, failure
-        /// The call was cancelled: it counts neither way (a trial frees its slot).
-        case cancelled
+        /// Neither: the call was cancelled, or threw an error the policy ignores (one of
+        /// Tempo's refusals, say). It is not recorded; a trial frees its slot.
+        case ignored
     }
 
     /// What a call found.
@@ -144,7 +145,7 @@ struct BreakerState: Sendable {
         switch state {
         case .closed:
             callsRunning -= 1
-            guard outcome != .cancelled else { return nil }
+            guard outcome != .ignored else { return nil }
             var read: Duration?
             window.record(failure: outcome == .failure) {
                 if let read { return read }
@@ -158,7 +159,7 @@ struct BreakerState: Sendable {
         case .halfOpen:
             trialsRunning -= 1
             switch outcome {
-            case .cancelled:
+            case .ignored:
                 return nil
             case .failure:
                 return open(at: now(), for: policy.nextBreak(after: lastBreak))

@@ -20,11 +20,16 @@
 ///   window); when one fails it opens again, for a longer break if
 ///   ``CircuitBreakerPolicy/maximumBreakDuration`` is set.
 ///
-/// An error counts as a failure when ``CircuitBreakerPolicy/isFailure`` says so, and as a
-/// success otherwise. Cancellation never counts: a call that throws `CancellationError`, or
-/// throws while its task is cancelled, leaves the window as it was, and a cancelled trial
-/// frees its slot for another. A task already cancelled throws `CancellationError` without
-/// touching the breaker. A call counts only in the state it was admitted in: one admitted
+/// An error is ignored, a failure or a success. Ignored are Tempo's own refusals (every
+/// ``RateLimitError``, ``ConcurrencyLimitError`` and ``CircuitBreakerError``, thrown by a
+/// helper inside the breaker that did not call its operation), cancellation, and what
+/// ``CircuitBreakerPolicy/isIgnored`` marks; of the other errors, a failure is what
+/// ``CircuitBreakerPolicy/isFailure`` says is one, and a success the rest. An ignored outcome
+/// counts neither way in any state: a closed breaker's window is left as it was, and an
+/// ignored trial frees its slot for another call without closing or reopening the breaker.
+/// Cancellation is a call that throws `CancellationError`, or throws while its task is
+/// cancelled; a task already cancelled throws `CancellationError` without touching the
+/// breaker. A call counts only in the state it was admitted in: one admitted
 /// while closed that ends after the breaker opened counts for nothing.
 ///
 /// The state-change callback (``CircuitBreakerPolicy/onStateChange``) runs once per change,
@@ -136,13 +141,11 @@ struct CircuitBreakerCall: ~Copyable, Sendable {
         }
     }
 
-    /// The operation threw `error`: a failure, unless the policy says otherwise or the task
-    /// was cancelled.
+    /// The operation threw `error`: a failure, a success or ignored, as the policy classifies
+    /// it (ignored when the task was cancelled).
     @usableFromInline
     func ended(throwing error: any Error, policy: CircuitBreakerPolicy) {
-        let outcome: BreakerState.Outcome =
-            error is CancellationError || Task.isCancelled
-            ? .cancelled : policy.isFailure(error) ? .failure : .success
+        let outcome = policy.outcome(of: error, cancelled: Task.isCancelled)
         TempoRegistry.withCurrentRegistry {
             $0.recordCircuitBreaker(key, outcome, admitted: admitted, policy: policy)
         }

@@ -8,6 +8,8 @@
 /// Then it is half-open: it admits ``trialCalls`` trial calls; when all of them succeed it
 /// closes, when one fails it opens again, each time for twice the previous break when
 /// ``maximumBreakDuration`` is set (up to it), for ``breakDuration`` again when it is `nil`.
+/// Each error a call throws is a failure, a success or ignored (neither): see ``isFailure``
+/// and ``isIgnored``; Tempo's own refusals and cancellation are always ignored.
 ///
 /// ```swift
 /// let policy = CircuitBreakerPolicy(
@@ -94,15 +96,47 @@ public struct CircuitBreakerPolicy: Sendable {
     /// policy.trialCalls = 3
     /// ```
     public var trialCalls: Int
-    /// Whether an error counts as a failure; an error it does not count is a success (the
-    /// service answered). `CancellationError`, and any error thrown by a cancelled task, is
-    /// never passed to it and never counts. Defaults to counting every error.
+    /// Whether an error the operation threw counts as a failure; an error it does not count is
+    /// a success (the service answered). Defaults to counting every error.
+    ///
+    /// It is asked only about errors that are not ignored (see ``isIgnored``): never about
+    /// `CancellationError`, an error thrown by a cancelled task, Tempo's own refusals
+    /// (``RateLimitError``, ``ConcurrencyLimitError``, ``CircuitBreakerError``) or an error
+    /// ``isIgnored`` returns `true` for. So what it returns can neither count a refusal as a
+    /// failure nor close a half-open breaker on one.
     ///
     /// ```swift
     /// var policy = CircuitBreakerPolicy()
     /// policy.isFailure = { !($0 is DecodingError) }
     /// ```
     public var isFailure: @Sendable (any Error) -> Bool
+    /// Whether an error the operation threw is ignored: counted neither as a failure nor as a
+    /// success, in every state. A closed breaker leaves an ignored outcome out of its window;
+    /// a half-open breaker's trial that ends ignored frees its trial slot (the next call may be
+    /// the trial) and neither closes nor reopens the breaker. Defaults to `{ _ in false }`:
+    /// only what is ignored always.
+    ///
+    /// Ignored always, whatever this and ``isFailure`` return, and passed to neither, are the
+    /// errors that say nothing about the service:
+    /// - Tempo's refusals, thrown in place of calling the operation inside the breaker: every
+    ///   ``RateLimitError``, every ``ConcurrencyLimitError`` and every ``CircuitBreakerError``
+    ///   (an inner breaker's).
+    /// - `CancellationError`, and any error thrown while the caller's task is cancelled.
+    ///
+    /// So an error is ignored when it is one of those or this returns `true` for it; any other
+    /// error is a failure when ``isFailure`` returns `true` for it and a success when it
+    /// returns `false`. Setting either predicate never undoes the defaults.
+    ///
+    /// It is a second predicate, not one classifier with three answers, so that every policy
+    /// written with ``isFailure`` compiles unchanged and keeps its meaning for the errors that
+    /// predicate is asked about: the third class is one more question, asked first.
+    ///
+    /// ```swift
+    /// struct Maintenance: Error {}   // our own gate said no; the service was not asked
+    /// var policy = CircuitBreakerPolicy()
+    /// policy.isIgnored = { $0 is Maintenance }
+    /// ```
+    public var isIgnored: @Sendable (any Error) -> Bool
     /// Called once per change of state with the old state and the new one; see
     /// ``circuitBreaker(_:identifier:fileID:line:column:operation:)`` for when and
     /// where it runs. Defaults to `nil`. To see every breaker's changes in one place, and
@@ -130,7 +164,10 @@ public struct CircuitBreakerPolicy: Sendable {
     ///   - maximumBreakDuration: `nil` for a fixed break; otherwise the break doubles at each
     ///     reopening, up to this.
     ///   - trialCalls: The trial calls of a half-open breaker.
-    ///   - isFailure: Which errors count as failures.
+    ///   - isFailure: Which errors count as failures; the others count as successes, but for
+    ///     the ignored ones.
+    ///   - isIgnored: Which errors count neither way, beyond Tempo's refusals and
+    ///     cancellation, which are always ignored.
     ///   - onStateChange: Told each change of state (old, new).
     public init(
         failureRatio: Double = 0.5,
@@ -140,6 +177,7 @@ public struct CircuitBreakerPolicy: Sendable {
         maximumBreakDuration: Duration? = nil,
         trialCalls: Int = 1,
         isFailure: @escaping @Sendable (any Error) -> Bool = { _ in true },
+        isIgnored: @escaping @Sendable (any Error) -> Bool = { _ in false },
         onStateChange: (@Sendable (CircuitBreakerState, CircuitBreakerState) -> Void)? = nil
     ) {
         self.failureRatio = failureRatio
@@ -149,6 +187,7 @@ public struct CircuitBreakerPolicy: Sendable {
         self.maximumBreakDuration = maximumBreakDuration
         self.trialCalls = trialCalls
         self.isFailure = isFailure
+        self.isIgnored = isIgnored
         self.onStateChange = onStateChange
     }
 
@@ -175,6 +214,21 @@ public struct CircuitBreakerPolicy: Sendable {
         let minimum = max(minimumCalls, 1)
         guard case .lastCalls(let count) = window else { return minimum }
         return min(minimum, max(count, 1))
+    }
+
+    /// How a call that threw `error` counts: ignored when it is one of Tempo's refusals or a
+    /// cancellation (`cancelled`: the task is cancelled), or when ``isIgnored`` says so; else
+    /// a failure or a success as ``isFailure`` says. The predicates are not asked about what
+    /// is ignored always.
+    func outcome(of error: any Error, cancelled: Bool) -> BreakerState.Outcome {
+        if cancelled || error is CancellationError || Self.isRefusal(error) { return .ignored }
+        if isIgnored(error) { return .ignored }
+        return isFailure(error) ? .failure : .success
+    }
+
+    /// One of Tempo's refusals: an error a helper throws in place of calling its operation.
+    static func isRefusal(_ error: any Error) -> Bool {
+        error is RateLimitError || error is ConcurrencyLimitError || error is CircuitBreakerError
     }
 
     /// The break after `previous` (`nil`: the breaker opens from closed).

@@ -7,13 +7,32 @@ import Testing
 /// The error the breaker tests' operations fail with.
 struct BreakerFailure: Error, Equatable {}
 
+/// The error a test marks as ignored with ``CircuitBreakerPolicy/isIgnored``.
+struct BreakerIgnored: Error, Equatable {}
+
 /// How a test operation ends.
 enum BreakerStep: Sendable, Equatable {
     case succeed, fail, cancel
+    /// Throws a rate limit's refusal, ignored by every breaker.
+    case refuse
+    /// Throws ``BreakerIgnored``, ignored by a policy that marks it.
+    case ignore
+
+    /// Ends the operation as this step says.
+    func end() throws -> String {
+        switch self {
+        case .succeed: return "ok"
+        case .fail: throw BreakerFailure()
+        case .cancel: throw CancellationError()
+        case .refuse: throw RateLimitError.limited(retryAfter: .seconds(1))
+        case .ignore: throw BreakerIgnored()
+        }
+    }
 }
 
 /// One call through the breaker `key` that ends at once as `step` says (`cancel` throws
-/// `CancellationError`); returns `ok`, `boom`, `cancelled`, `open(…)` or `invalid`.
+/// `CancellationError`); returns `ok`, `boom`, `cancelled`, `refused`, `ignored`, `open(…)`
+/// or `invalid`.
 @discardableResult
 func breakerCall(
     _ policy: CircuitBreakerPolicy, key: String, _ step: BreakerStep, ran: Log<String>? = nil
@@ -21,11 +40,7 @@ func breakerCall(
     do {
         return try await circuitBreaker(policy, identifier: key) {
             ran?.append(key)
-            switch step {
-            case .succeed: return "ok"
-            case .fail: throw BreakerFailure()
-            case .cancel: throw CancellationError()
-            }
+            return try step.end()
         }
     } catch {
         return breakerOutcome(error)
@@ -37,6 +52,9 @@ func breakerOutcome(_ error: any Error) -> String {
     switch error {
     case is BreakerFailure: return "boom"
     case is CancellationError: return "cancelled"
+    case is RateLimitError: return "refused"
+    case is ConcurrencyLimitError: return "busy"
+    case is BreakerIgnored: return "ignored"
     case CircuitBreakerError.open(let after?): return "open(\(Int(after / .milliseconds(1)))ms)"
     case CircuitBreakerError.open(nil): return "open(?)"
     case CircuitBreakerError.invalidPolicy: return "invalid"
@@ -105,11 +123,7 @@ func gatedBreakerCall(
             do {
                 return try await circuitBreaker(policy, identifier: key) {
                     entered.append(true)
-                    switch await gate.wait() {
-                    case .succeed: return "ok"
-                    case .fail: throw BreakerFailure()
-                    case .cancel: throw CancellationError()
-                    }
+                    return try await gate.wait().end()
                 }
             } catch {
                 entered.append(false)

@@ -10,8 +10,10 @@ import Testing
     import Darwin
 #endif
 
-// Drives random schedules of breaker calls (ending at once in success, failure or
-// cancellation, or held at a gate and ended later), clock advances and manual opens and
+// Drives random schedules of breaker calls (ending at once in success, failure, cancellation,
+// a rate limit's refusal or an error the policy marks ignored, or held at a gate and ended
+// later), under a failure classifier that counts every error or one that calls refusals
+// successes, clock advances and manual opens and
 // closes through the engine (on the manual clock, through the public API) and through
 // `BreakerModel`, and requires the same answer for every call, the same state changes, and
 // after every step the same snapshot row: none exactly when the model says the breaker leaves
@@ -125,7 +127,7 @@ struct BreakerModel {
         guard epoch == self.epoch, generation == self.generation else { return }
         if state == "closed" {
             closedRunning -= 1
-            guard outcome != .cancel else { return }
+            guard counts(outcome) else { return }
             outcomes.append((now, outcome == .fail))
             let window = window(at: now)
             let failures = window.filter(\.failed).count
@@ -138,7 +140,7 @@ struct BreakerModel {
         } else if state == "halfOpen" {
             running -= 1
             switch outcome {
-            case .cancel: break
+            case .cancel, .refuse, .ignore: break
             case .fail:
                 let next = lastBreak.flatMap { last in maximum.map { min(last * 2, $0) } } ?? base
                 open(at: now, for: next)
@@ -148,6 +150,10 @@ struct BreakerModel {
             }
         }
     }
+
+    /// Whether an outcome counts: cancellation, Tempo's refusals and the errors the policy
+    /// marks are ignored, whatever the failure classifier says.
+    func counts(_ outcome: BreakerStep) -> Bool { outcome == .succeed || outcome == .fail }
 
     func row(at now: Int) -> String {
         switch state {
@@ -205,12 +211,15 @@ struct BreakerModelRejection: Error { var text: String }
             maximum: Bool.random(using: &random) ? nil : Int.random(in: 4...20, using: &random),
             trials: Int.random(in: 1...3, using: &random))
         let changes = Log<String>()
+        // The classifier that made refusals successes, or the default that counts them.
+        let refusalsSucceed = Bool.random(using: &random)
         let policy = CircuitBreakerPolicy(
             failureRatio: model.ratio,
             window: byCount ? .lastCalls(size) : .lastDuration(tick * (size * 2)),
             minimumCalls: model.minimumCalls, breakDuration: tick * model.base,
             maximumBreakDuration: model.maximum.map { tick * $0 }, trialCalls: model.trials,
-            onStateChange: breakerChangeLog(changes))
+            isFailure: { !(refusalsSucceed && $0 is RateLimitError) },
+            isIgnored: { $0 is BreakerIgnored }, onStateChange: breakerChangeLog(changes))
         let clock = ManualClock()
         let registry = TempoRegistry(clock: clock)
         let events = Log<String>()
@@ -224,14 +233,15 @@ struct BreakerModelRejection: Error { var text: String }
         }
         var now = 0
         var held: [(gate: BreakerGate, task: Task<String, Never>, epoch: Int, generation: Int)] = []
-        var trace: [String] = ["\(model)"]
-        let endings: [BreakerStep] = [.succeed, .fail, .cancel]
+        var trace: [String] = ["\(model) refusalsSucceed: \(refusalsSucceed)"]
+        let endings: [BreakerStep] = [.succeed, .fail, .cancel, .refuse, .ignore]
+        let names = ["ok", "boom", "cancelled", "refused", "ignored"]
 
         func fail(_ text: String) -> String { text + "\n" + trace.joined(separator: "\n") }
 
         for step in 0..<steps {
             let choice = Int.random(in: 0..<12, using: &random)
-            let outcome = endings[Int.random(in: 0..<3, using: &random)]
+            let outcome = endings[Int.random(in: 0..<endings.count, using: &random)]
             switch choice {
             case 0...3:
                 trace.append("call \(outcome) at \(now)")
@@ -242,7 +252,7 @@ struct BreakerModelRejection: Error { var text: String }
                 switch model.admit(at: now) {
                 case .success(let epoch):
                     model.finish(outcome, epoch: epoch, generation: model.generation, at: now)
-                    expected = ["ok", "boom", "cancelled"][endings.firstIndex(of: outcome)!]
+                    expected = names[endings.firstIndex(of: outcome)!]
                 case .failure(let rejection):
                     expected = rejection.text
                 }
