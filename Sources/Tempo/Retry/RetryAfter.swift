@@ -200,9 +200,10 @@ extension RetryAfter {
     private static func year(of instant: Duration) -> Int64 {
         // Within about 35,000 years of 1970, where the arithmetic below cannot overflow.
         let limit: Int128 = 1 << 40
-        let seconds = Int64(
-            min(max(instant.attoseconds / 1_000_000_000_000_000_000, -limit), limit))
-        let days = floorDivide(seconds, 86_400)
+        var (whole, fraction) = instant.attoseconds.quotientAndRemainder(
+            dividingBy: 1_000_000_000_000_000_000)
+        if fraction < 0 { whole -= 1 }  // -0.5 s is in the second that starts at -1 s
+        let days = floorDivide(Int64(min(max(whole, -limit), limit)), 86_400)
         var year = 1970 + floorDivide(days * 400, 146_097)
         while daysBefore(year: year) > days { year -= 1 }
         while daysBefore(year: year + 1) <= days { year += 1 }

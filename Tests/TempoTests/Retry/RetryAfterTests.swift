@@ -200,6 +200,11 @@ import Testing
         #expect(Self.parse("Tuesday, 01-Jan-19 00:00:00 GMT", at: -1) != .zero)
         // In 1970, whose window ends in 2020, 20 is 2020.
         #expect(Self.parse("Wednesday, 01-Jan-20 00:00:00 GMT", at: 0) != .zero)
+        // Half a second before 1970 is in 1969 too.
+        let halfASecondBefore = Duration.zero - .milliseconds(500)
+        #expect(
+            RetryAfter.parse("Wednesday, 01-Jan-20 00:00:00 GMT", now: halfASecondBefore)
+                == .zero)
     }
 
     // MARK: Whitespace and garbage
