@@ -21,7 +21,6 @@ public let n = 1
 public let url = "https://example.com/feed.json"
 public let data: [UInt8] = []
 public let offset = 0.0
-public let seconds: Int? = 30
 public let draft = Draft()
 public let scene = Scene()
 

@@ -23,16 +23,18 @@ public enum RetryError: Error, Equatable, Hashable, Sendable {
 /// delay replaces the backoff and jitter for this one wait, capped by the backoff's
 /// ``RetryBackoff/maximum`` (a negative value retries at once).
 ///
+/// ``HTTPStatusError`` is one, made from a response's status code and `Retry-After` header:
+///
 /// ```swift
-/// struct ServiceUnavailable: RetryAfterProviding {
-///     var retryAfter: Duration?   // parsed from the Retry-After header
-/// }
+/// // A 503 with `Retry-After: 120`: `retry` starts its next attempt 120 s later.
+/// throw HTTPStatusError(status: 503, retryAfterHeader: "120")
 /// ```
 public protocol RetryAfterProviding: Error {
     /// How long the server asked to wait, or `nil` to use the backoff.
     ///
     /// ```swift
-    /// var retryAfter: Duration? { seconds.map { .seconds($0) } }
+    /// let error: any Error = HTTPStatusError(status: 429, retryAfterHeader: "3")
+    /// let wait = (error as? any RetryAfterProviding)?.retryAfter  // .seconds(3)
     /// ```
     var retryAfter: Duration? { get }
 }
