@@ -107,7 +107,9 @@ public struct TempoEvent: Sendable, CustomStringConvertible {
         /// }
         /// ```
         case rateLimitQueued(estimatedWait: Duration)
-        /// A rate-limited call that waited got its permit after `waited`.
+        /// A rate-limited call that waited got its permit after `waited`. It is reported by the
+        /// call's task when it resumes to start its operation, at the instant read there, so
+        /// `waited` includes the time its task took to resume.
         ///
         /// ```swift
         /// registry.observe { event in

@@ -56,7 +56,7 @@ import Testing
         var tasks: [String: Task<Void, Never>] = [:]
         var now = 0
         var trace: [String] = ["refill \(refill) ms, \(limit)"]
-        let (observer, reported) = rateLimitEventLines(registry, tick: tick)
+        let (observer, reported) = rateLimitEventLines(registry, tick: tick, origin: .zero)
         var decisions = ModelRateEvents()
 
         func record(_ events: [RateLimitModel.Event]) {
@@ -74,7 +74,7 @@ import Testing
                     Int(($0.retryAfter ?? .zero) / tick)
                 }
                 let reference = model.take(weight)
-                if let reference { decisions.refused(reference) }
+                if let reference { decisions.refused(reference, at: now) }
                 if engine != reference {
                     return "step \(step): take gave \(String(describing: engine)), "
                         + "model \(String(describing: reference))\n" + trace.joined(separator: "\n")
@@ -138,7 +138,7 @@ import Testing
                     + trace.joined(separator: "\n")
             }
             await observer.waitUntilDelivered()
-            if reported.all != decisions.lines {
+            if inInstantOrder(reported.all) != inInstantOrder(decisions.lines) {
                 return "step \(step): observed \(reported.all), model \(decisions.lines)\n"
                     + trace.joined(separator: "\n")
             }

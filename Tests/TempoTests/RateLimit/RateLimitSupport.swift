@@ -61,37 +61,53 @@ func take(_ limit: RateLimit, weight: Int = 1, key: String) -> RateLimitError? {
 }
 
 /// An observer of `registry` writing its rate-limit events as the model checks compare them,
-/// in whole `tick`s: "queued 4", "admitted 2", "refused 3 waited 1".
-func rateLimitEventLines(_ registry: TempoRegistry, tick: Duration) -> (TempoObserver, Log<String>)
-{
+/// each with its instant in whole `tick`s from `origin`: "3: queued 4", "5: admitted 2",
+/// "6: refused 3 waited 1". Compare them with ``inInstantOrder(_:)``: events of one instant
+/// come from different tasks (a waiter reports its admission as its task resumes), so only
+/// their instants order them.
+func rateLimitEventLines(
+    _ registry: TempoRegistry, tick: Duration, origin: Duration
+) -> (TempoObserver, Log<String>) {
     let lines = Log<String>()
     let observer = registry.observe { event in
         func ticks(_ duration: Duration) -> Int { Int(duration / tick) }
+        let at = ticks(event.at.subtracting(origin))
         switch event.decision {
-        case .rateLimitQueued(let wait): lines.append("queued \(ticks(wait))")
-        case .rateLimitAdmitted(let waited): lines.append("admitted \(ticks(waited))")
+        case .rateLimitQueued(let wait): lines.append("\(at): queued \(ticks(wait))")
+        case .rateLimitAdmitted(let waited): lines.append("\(at): admitted \(ticks(waited))")
         case .rateLimitRefused(let after, let waited):
-            lines.append("refused \(ticks(after)) waited \(ticks(waited))")
-        default: lines.append("unexpected \(event)")
+            lines.append("\(at): refused \(ticks(after)) waited \(ticks(waited))")
+        default: lines.append("\(at): unexpected \(event)")
         }
     }
     return (observer, lines)
 }
 
-/// What the observer must report, in the form of ``rateLimitEventLines(_:tick:)``, from a
-/// rate-limit model's decisions (a token bucket's or a window's).
+/// Event lines of ``rateLimitEventLines(_:tick:origin:)`` ordered by their instants, and those
+/// of one instant by their text.
+func inInstantOrder(_ lines: [String]) -> [String] {
+    func instant(_ line: String) -> Int { Int(line.prefix { $0 != ":" }) ?? .min }
+    return lines.enumerated().sorted {
+        (instant($0.element), $0.element) < (instant($1.element), $1.element)
+    }.map(\.element)
+}
+
+/// What the observer must report, in the form of ``rateLimitEventLines(_:tick:origin:)``, from
+/// a rate-limit model's decisions (a token bucket's or a window's).
 struct ModelRateEvents {
     private(set) var lines: [String] = []
     /// When each waiter the model queued joined the queue.
     private var queuedAt: [String: Int] = [:]
 
-    /// A call refused at once, a permit free in `after`.
-    mutating func refused(_ after: Int) { lines.append("refused \(after) waited 0") }
+    /// A call refused at once at `now`, a permit free in `after`.
+    mutating func refused(_ after: Int, at now: Int) {
+        lines.append("\(now): refused \(after) waited 0")
+    }
 
     /// Waiter `label` joined the queue at `now`, a permit expected in `estimate`.
     mutating func queued(_ label: String, estimate: Int, at now: Int) {
         queuedAt[label] = now
-        lines.append("queued \(estimate)")
+        lines.append("\(now): queued \(estimate)")
     }
 
     /// The model's events of one settling at `now`: admissions first, then waiters given up.
@@ -102,9 +118,10 @@ struct ModelRateEvents {
         for event in admittedFirst {
             switch event {
             case .admitted(let label, let at):
-                if let since = queuedAt[label] { lines.append("admitted \(at - since)") }
+                if let since = queuedAt[label] { lines.append("\(at): admitted \(at - since)") }
             case .gaveUp(let label, let after):
-                lines.append("refused \(after) waited \(now - (queuedAt[label] ?? now))")
+                lines.append(
+                    "\(now): refused \(after) waited \(now - (queuedAt[label] ?? now))")
             case .cancelled:
                 break
             }

@@ -64,7 +64,7 @@ import Testing
             Int(registry.now.subtracting(origin) / tick)
         }
 
-        let (observer, reported) = rateLimitEventLines(registry, tick: tick)
+        let (observer, reported) = rateLimitEventLines(registry, tick: tick, origin: origin)
         var decisions = ModelRateEvents()
 
         func record(_ events: [WindowLimitModel.Event]) {
@@ -82,7 +82,7 @@ import Testing
                     Int(($0.retryAfter ?? .zero) / tick)
                 }
                 let reference = model.take(weight, at: now)
-                if let reference { decisions.refused(reference) }
+                if let reference { decisions.refused(reference, at: now) }
                 if engine != reference {
                     return "step \(step): take gave \(String(describing: engine)), "
                         + "model \(String(describing: reference))\n" + trace.joined(separator: "\n")
@@ -146,7 +146,7 @@ import Testing
                     + trace.joined(separator: "\n")
             }
             await observer.waitUntilDelivered()
-            if reported.all != decisions.lines {
+            if inInstantOrder(reported.all) != inInstantOrder(decisions.lines) {
                 return "step \(step): observed \(reported.all), model \(decisions.lines)\n"
                     + trace.joined(separator: "\n")
             }
