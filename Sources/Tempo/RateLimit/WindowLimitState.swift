@@ -270,7 +270,6 @@ struct WindowLimitState<Waiter> {
     /// A waiter admitted by ``settle(at:)`` starts its operation at `now`: its starts, in flight
     /// since, are recorded at `now`. (A start only moves later, so nobody is admitted by it.)
     mutating func started(_ ask: Ask, at now: Duration) {
-        log.expire(at: now, span: span)
         log.start(ask.weight, at: now, permits: ask.permits)
     }
 

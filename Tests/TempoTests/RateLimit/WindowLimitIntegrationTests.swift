@@ -118,20 +118,11 @@ struct WindowLimitIntegrationTests {
                 + "\(Int(share * 100))% of the allowed rate (arrivals: \(Int(arrivalShare * 100))%)"
                 + ", trips spread over \(spread) ms")
         #expect(sent.count == requests)
-        // What depends on punctual clients is checked when the machine kept them punctual:
-        // a probe beside them woke at most the margin late, and the trips varied by less than
-        // the margin. A machine loaded from outside this process (a build beside the tests)
-        // can delay a client between its permit and its stamp, or its request on the way, by
-        // more; that measures the machine. (The limit itself is checked exactly on the manual
-        // clock, in WindowLimitTests and the model check.) CI runs nothing beside the tests.
-        let margin = 50
-        guard lateness <= .milliseconds(margin), spread <= margin else {
-            print(
-                "[WindowLimitIntegration] \(label): clients up to \(lateness) late, trips "
-                    + "spread over \(spread) ms, past the \(margin) ms margin: the machine is "
-                    + "loaded from outside; the rate and the server's count are not checked")
-            return
-        }
+        // A client that resumes late after its permit (a loaded machine, a busy pool) does not
+        // spend the margin: the window counts a start when the operation starts. So the
+        // server's count and the rate are checked however loaded the machine is; how late the
+        // clients were and how far their trips spread is printed, for the record.
+        print("[WindowLimitIntegration] \(label): clients up to \(lateness) late")
         // The limiter's promise at the clients' permit stamps: never more than `permits` starts
         // in any window.
         var mostStarted = 0

@@ -128,38 +128,107 @@ actor LateStarter {
     }
 }
 
-@Suite struct WindowLimitLateStartTests {
-    /// One start a second; a waiter admitted at 1 s whose actor lets it start only at 1.1 s.
-    /// A call at 2.05 s is 0.95 s after that start: the server would count two requests in a
-    /// second, so the limit refuses it (counting the admission at 1 s, it let it through).
-    @Test func aWaiterThatResumesLateCountsWhenItStarts() async throws {
-        let clock = SetClock()
+/// A window limit of one start a second on a ``SetClock``, with one start at 0 and a waiter on
+/// a ``LateStarter`` that the key's timer admits at 1 s, held there: its actor is busy.
+struct HeldWaiter {
+    let clock = SetClock()
+    let registry: TempoRegistry
+    let limit = RateLimit.window(1, per: .seconds(1), margin: .zero)
+    let caller = LateStarter()
+    let waiting: Task<Void, any Error>
+    /// The rate-limit admissions reported: "instant admitted after waited".
+    let admissions = Log<String>()
+    let observer: TempoObserver
+
+    init() async throws {
+        let clock = clock
         let registry = TempoRegistry(clock: clock)
-        let limit = RateLimit.window(1, per: .seconds(1), margin: .zero)
-        let reject = { () throws -> Void in
-            try registry.withCurrent { try takeRatePermit(limit, identifier: "api") }
+        let limit = limit
+        let caller = caller
+        self.registry = registry
+        let admissions = admissions
+        observer = registry.observe { event in
+            if case .rateLimitAdmitted(let waited) = event.decision {
+                admissions.append("\(event.at) admitted after \(waited)")
+            }
         }
-        try reject()  // the first start, at 0
-        let caller = LateStarter()
-        let waiting = Task {
+        try registry.withCurrent { try takeRatePermit(limit, identifier: "api") }
+        waiting = Task {
             try await caller.start(limit, identifier: "api", registry: registry, clock: clock)
         }
-        #expect(await eventually { Self.waiters(registry) == 1 })
-        // The timer admits it at 1 s; its actor is busy until 1.1 s.
+        #expect(await eventually { WindowLimitLateStartTests.waiters(registry) == 1 })
         caller.executor.hold()
         clock.set(.seconds(1))
         #expect(await eventually { caller.executor.pending > 0 })
-        #expect(Self.waiters(registry) == 0)
-        clock.set(.milliseconds(1_100))
+        #expect(WindowLimitLateStartTests.waiters(registry) == 0)
+    }
+
+    /// Takes a start at once, or throws ``RateLimitError``.
+    func take() throws {
+        try registry.withCurrent { try takeRatePermit(limit, identifier: "api") }
+    }
+
+    /// Lets the waiter's actor go at `offset`: the operation starts then.
+    func release(at offset: Duration) async throws {
+        clock.set(offset)
         caller.executor.release()
         try await waiting.value
-        #expect(await caller.startedAt == .milliseconds(1_100))
+        #expect(await caller.startedAt == offset)
+    }
+}
 
-        clock.set(.milliseconds(2_050))
-        #expect(throws: RateLimitError.self) { try reject() }
+@Suite struct WindowLimitLateStartTests {
+    /// A waiter admitted at 1 s whose actor lets it start only at 1.1 s. A call at 2.05 s is
+    /// 0.95 s after that start: the server would count two requests in a second, so the limit
+    /// refuses it (counting the admission at 1 s, it let it through).
+    @Test func aWaiterThatResumesLateCountsWhenItStarts() async throws {
+        let held = try await HeldWaiter()
+        try await held.release(at: .milliseconds(1_100))
+        held.clock.set(.milliseconds(2_050))
+        #expect(throws: RateLimitError.self) { try held.take() }
         // A second after the late start, the next one is free.
-        clock.set(.milliseconds(2_100))
-        try reject()
+        held.clock.set(.milliseconds(2_100))
+        try held.take()
+    }
+
+    /// Admitted but not started, a start counts in every window: four seconds later nobody
+    /// takes its slot, and it counts from when it starts.
+    @Test func aStartInFlightCountsInEveryWindowUntilItStarts() async throws {
+        let held = try await HeldWaiter()
+        held.clock.set(.milliseconds(1_500))
+        #expect(throws: RateLimitError.self) { try held.take() }
+        held.clock.set(.seconds(5))
+        #expect(throws: RateLimitError.self) { try held.take() }
+        #expect(held.registry.liveKeyCount == 1)
+        try await held.release(at: .seconds(5))
+        held.clock.set(.milliseconds(5_999))
+        #expect(throws: RateLimitError.self) { try held.take() }
+        held.clock.set(.seconds(6))
+        try held.take()
+    }
+
+    /// The admission is reported when the waiter starts, at that instant, with the time it
+    /// waited until then.
+    @Test func aLateWaitersAdmissionIsReportedWhenItStarts() async throws {
+        let held = try await HeldWaiter()
+        try await held.release(at: .milliseconds(1_100))
+        await held.observer.waitUntilDelivered()
+        #expect(held.admissions.all == ["1.1 seconds admitted after 1.1 seconds"])
+    }
+
+    /// A reset empties the window of the starts in flight too: the slot is free at once, and
+    /// the late start is counted when it comes.
+    @Test func aResetForgetsTheStartsInFlight() async throws {
+        let held = try await HeldWaiter()
+        held.clock.set(.milliseconds(1_200))
+        held.registry.resetRateLimit(identifier: "api")
+        try held.take()
+        #expect(throws: RateLimitError.self) { try held.take() }
+        try await held.release(at: .milliseconds(1_300))
+        held.clock.set(.milliseconds(2_250))
+        #expect(throws: RateLimitError.self) { try held.take() }
+        held.clock.set(.milliseconds(2_300))
+        try held.take()
     }
 
     static func waiters(_ registry: TempoRegistry) -> Int {
