@@ -20,6 +20,7 @@ fails, a row that prints no figure in B).
     scripts/ab-bench.py                      # against main's merge base, 7 rounds
     scripts/ab-bench.py --base 985e44a       # against a commit or tag
     scripts/ab-bench.py --base-file Benchmarks/baseline --quick   # what CI runs
+    scripts/ab-bench.py --base 985e44a --head 0c018ab   # two commits (B exported too)
 """
 
 import argparse
@@ -151,6 +152,7 @@ def main():
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", help="the baseline commit or tag (A)")
     parser.add_argument("--base-file", help="a file naming the baseline commit (A)")
+    parser.add_argument("--head", help="a commit to measure as B instead of the working tree")
     parser.add_argument("--rounds", type=int, help="alternations per row (default 7; 5 quick)")
     parser.add_argument("--seconds", type=float, help="one run's length (default 0.25; 0.1 quick)")
     parser.add_argument("--threshold", type=float, default=0.20,
@@ -165,12 +167,19 @@ def main():
     rows = args.rows.split(",") if args.rows else ROWS
 
     commit, chosen = resolve_base(args)
-    head = git("rev-parse", "HEAD")
-    dirty = git("status", "--porcelain", "--untracked-files=no") != ""
-    log(f"A: {commit[:12]} ({chosen}); B: the working tree at {head[:12]}"
-        + (" with uncommitted changes" if dirty else ""))
+    if args.head:
+        head = git("rev-parse", "--verify", args.head + "^{commit}")
+        dirty = False
+        tree_b, name_b = export_tree(head), f"commit {head[:12]}"
+    else:
+        head = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no") != ""
+        tree_b = ROOT
+        name_b = f"the working tree at {head[:12]}" + (
+            " with uncommitted changes" if dirty else "")
+    log(f"A: {commit[:12]} ({chosen}); B: {name_b}")
     started = time.monotonic()
-    binaries = {"A": build(export_tree(commit), "A"), "B": build(ROOT, "B")}
+    binaries = {"A": build(export_tree(commit), "A"), "B": build(tree_b, "B")}
 
     calls, missing = {}, []
     for row in rows:
@@ -192,9 +201,8 @@ def main():
         log(f"over {args.threshold:.0%}: {', '.join(slow)}; measured again")
         measure(binaries, slow, calls, rounds, figures)
 
-    print(f"A/B: A = {commit[:12]}, B = working tree at {head[:12]}"
-          + (" (uncommitted changes)" if dirty else "")
-          + f"; median of alternating runs, threshold +{args.threshold:.0%}")
+    print(f"A/B: A = {commit[:12]}, B = {name_b}; median of alternating runs, "
+          f"threshold +{args.threshold:.0%}")
     print()
     print("| row | calls a run | runs each | A median ns | B median ns | B/A | |")
     print("|---|---:|---:|---:|---:|---:|---|")
