@@ -4,7 +4,10 @@
 Builds the benchmarks of both trees in release mode, then runs their bare hot loops
 (`tempo-benchmarks --child loop ROW CALLS`, one process per run) alternating between A and B:
 in each round every row runs once in each build, the order flipping from round to round
-(A B, then B A, ...), so both builds see the same moments of a busy machine. A row fails when
+(A B, then B A, ...), so both builds see the same moments of a busy machine. Each run is
+measured by the CPU time its process used (less that of a run of one call: its start and
+exit) over its calls, so time that other processes take from the cores does not count; the
+wall time the loop prints is used only to size the runs. A row fails when
 B's median over the rounds is more than the threshold (20%) above A's. A row that fails is
 measured once more, with as many rounds again, and judged on all of its runs together, so a
 burst of load from outside does not fail the gate on its own.
@@ -25,6 +28,7 @@ fails, a row that prints no figure in B).
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -105,36 +109,67 @@ def build(tree, label):
     return os.path.join(bin_path, "tempo-benchmarks")
 
 
-def run_loop(binary, row, calls):
-    """One run of a hot loop in a fresh process: nanoseconds per call, or None."""
+def child_cpu():
+    """CPU seconds (user and system) of the children waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_process(binary, row, calls):
+    """One run of a hot loop in a fresh process: the figure it prints (wall nanoseconds per
+    call, or "nan" for a row it does not have) and the CPU seconds the process used."""
+    before = child_cpu()
     result = subprocess.run(
         [binary, "--child", "loop", row, str(calls)], capture_output=True, text=True,
         timeout=300)
+    cpu = child_cpu() - before
     try:
         value = float(result.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
+        return None, cpu
+    return (None if value != value or result.returncode != 0 else value), cpu
+
+
+def run_loop(binary, row, calls):
+    """Wall nanoseconds per call of one run, as the process measured it, or None."""
+    return run_process(binary, row, calls)[0]
+
+
+def startup_cpu(binary, row):
+    """The CPU seconds of a run of one call: the process's start and exit, taken off each
+    run's CPU time (the median of three)."""
+    return statistics.median(run_process(binary, row, 1)[1] for _ in range(3))
+
+
+def run_cpu(binary, row, calls, startup):
+    """CPU nanoseconds per call of one run: the process's CPU time, less its start, over the
+    calls. CPU time, not the wall time the loop prints: time other processes take from the
+    cores does not count, so a loaded machine moves it much less."""
+    value, cpu = run_process(binary, row, calls)
+    if value is None:
         return None
-    return None if value != value or result.returncode != 0 else value
+    return max(cpu - startup, 0.0) * 1e9 / calls
 
 
-def calibrate(binary, row, seconds):
-    """How many calls make one run of `row` last about `seconds` (from a short trial run)."""
-    trial = 20_000
-    per_call = run_loop(binary, row, trial)
+def calibrate(binary, row, seconds, startup):
+    """How many calls make one run of `row` use about `seconds` of CPU: a first guess from the
+    wall time of a short run, then a run of that many calls measured by its CPU time."""
+    per_call = run_loop(binary, row, 20_000)
     if per_call is None:
         return None
-    per_call = run_loop(binary, row, trial) or per_call  # the first run warms the caches
-    return max(10_000, min(20_000_000, int(seconds * 1e9 / max(per_call, 1.0))))
+    guess = max(20_000, min(5_000_000, int(0.05 * 1e9 / max(per_call, 1.0))))
+    cpu = run_cpu(binary, row, guess, startup) or per_call
+    return max(20_000, min(50_000_000, int(seconds * 1e9 / max(cpu, 1.0))))
 
 
-def measure(binaries, rows, calls, rounds, figures):
+def measure(binaries, rows, calls, startups, rounds, figures):
     """`rounds` rounds: each row once in each build, A first in even rounds, B in odd ones."""
     for index in range(rounds):
         log(f"round {index + 1} of {rounds}")
         for row in rows:
             order = ("A", "B") if index % 2 == 0 else ("B", "A")
             for side in order:
-                value = run_loop(binaries[side], row, calls[row])
+                value = run_cpu(binaries[side], row, calls[row], startups[side][row])
                 if value is None:
                     log(f"{row}: no figure from {side}")
                     raise SystemExit(2)
@@ -154,7 +189,8 @@ def main():
     parser.add_argument("--base-file", help="a file naming the baseline commit (A)")
     parser.add_argument("--head", help="a commit to measure as B instead of the working tree")
     parser.add_argument("--rounds", type=int, help="alternations per row (default 7; 5 quick)")
-    parser.add_argument("--seconds", type=float, help="one run's length (default 0.25; 0.1 quick)")
+    parser.add_argument("--seconds", type=float,
+                        help="one run's CPU time (default 0.25 s; 0.15 s quick)")
     parser.add_argument("--threshold", type=float, default=0.20,
                         help="how much slower B's median may be (default 0.20: 20%%)")
     parser.add_argument("--rows", help="comma-separated rows (default: all)")
@@ -163,7 +199,7 @@ def main():
                         help="judge a failing row on its first rounds alone")
     args = parser.parse_args()
     rounds = args.rounds or (5 if args.quick else 7)
-    seconds = args.seconds or (0.1 if args.quick else 0.25)
+    seconds = args.seconds or (0.15 if args.quick else 0.25)
     rows = args.rows.split(",") if args.rows else ROWS
 
     commit, chosen = resolve_base(args)
@@ -189,20 +225,24 @@ def main():
         if run_loop(binaries["B"], row, 1) is None:
             log(f"{row}: B has no such row")
             return 2
-        calls[row] = calibrate(binaries["A"], row, seconds)
+        calls[row] = 0
+    startups = {
+        side: {row: startup_cpu(binaries[side], row) for row in calls} for side in ("A", "B")}
+    for row in calls:
+        calls[row] = calibrate(binaries["A"], row, seconds, startups["A"][row])
     for row in missing:
         log(f"{row}: not in A ({commit[:12]}): skipped")
     measured = [row for row in rows if row in calls]
     figures = {row: {"A": [], "B": []} for row in measured}
-    measure(binaries, measured, calls, rounds, figures)
+    measure(binaries, measured, calls, startups, rounds, figures)
 
     slow = [row for row in measured if not judge(figures, row, args.threshold)[3]]
     if slow and not args.no_recheck:
         log(f"over {args.threshold:.0%}: {', '.join(slow)}; measured again")
-        measure(binaries, slow, calls, rounds, figures)
+        measure(binaries, slow, calls, startups, rounds, figures)
 
     print(f"A/B: A = {commit[:12]}, B = {name_b}; median of alternating runs, "
-          f"threshold +{args.threshold:.0%}")
+          f"threshold +{args.threshold:.0%}; CPU nanoseconds per call")
     print()
     print("| row | calls a run | runs each | A median ns | B median ns | B/A | |")
     print("|---|---:|---:|---:|---:|---:|---|")
