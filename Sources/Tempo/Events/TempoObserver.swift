@@ -156,8 +156,7 @@ final class EventHub: Sendable {
 extension TempoRegistry {
     /// Reports a debounce or throttle call: the call it dropped (itself, or the one it
     /// replaced) and the calls it ran at once. Out of line, as ``flushWhileDraining(_:_:)``:
-    /// inline, the two made the registry's `debounce` too big to be inlined into the front
-    /// door, and an unobserved call a fifth dearer (the "`debounce`" row).
+    /// an unobserved call pays only the check.
     @inline(never)
     func reportGroupCall(
         _ helper: TempoSnapshot.Kind, _ key: GroupKey, dropped: Bool, catchUp: Bool, runNow: Bool

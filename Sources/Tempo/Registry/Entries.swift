@@ -111,8 +111,7 @@ extension TempoRegistry {
     ) -> Result {
         let result = transition(&slot.state)
         // The usual case, a timer that already wakes in time, is decided here; moving it is
-        // out of line, so that a call's transition stays small enough to be inlined (as a
-        // call of its own, the debounce transition made the "`debounce`" row a sixth dearer).
+        // out of line, which keeps every call's entry path smaller.
         if let wake = result.timerWake, slot.timer == nil || wake < slot.timerDeadline {
             arm(&slot, key: key, wake: wake, ids: &ids)
         }
