@@ -146,6 +146,11 @@ struct BreakerState: Sendable {
         case .closed:
             callsRunning -= 1
             guard outcome != .ignored else { return nil }
+            // A success that leaves the breaker fresh is not stored: a success never opens
+            // a breaker, and the registry makes a fresh one new at once (its `settle`),
+            // forgetting its window. Storing it cost a closed breaker's every call (the
+            // "`circuitBreaker`, through a closed breaker" row).
+            if outcome == .success, isFresh { return nil }
             var read: Duration?
             window.record(failure: outcome == .failure) {
                 if let read { return read }

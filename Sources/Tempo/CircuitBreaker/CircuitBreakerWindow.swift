@@ -57,8 +57,10 @@ struct CircuitBreakerWindow: Sendable {
 
     /// Forgets every outcome, keeping the storage (a breaker kept idle, as a new one).
     mutating func forget() {
-        failed.removeAll(keepingCapacity: true)
-        times.removeAll(keepingCapacity: true)
+        // An empty window, the usual case (a fresh breaker's successes are not stored), costs
+        // two reads: `removeAll` on an empty array still checks and rebuilds its storage.
+        if !failed.isEmpty { failed.removeAll(keepingCapacity: true) }
+        if !times.isEmpty { times.removeAll(keepingCapacity: true) }
         head = 0
         calls = 0
         failures = 0

@@ -91,40 +91,74 @@ extension TempoRegistry {
     ) {
         let (change, timer) = withShard(of: key) {
             tables -> (BreakerState.Change?, TimerRef?) in
-            guard let index = tables.circuitBreakers.index(forKey: key),
-                tables.circuitBreakers.values[index].state.idInPlace == admitted.breakerID
-            else { return (nil, nil) }
-            let change = tables.circuitBreakers.values[index].state.record(
-                outcome, epoch: admitted.epoch, at: { clock.now() }, policy: policy)
-            return (change, Self.settleBreaker(key, at: index, in: &tables, self))
+            guard let index = tables.circuitBreakers.index(forKey: key) else { return (nil, nil) }
+            // One in-place access to the slot for the outcome and the settling: each access
+            // through `values` checks the table's storage again.
+            let recorded = Self.record(
+                outcome, admitted: admitted, policy: policy, self,
+                in: &tables.circuitBreakers.values[index], key: key, ids: &tables.ids)
+            guard let recorded else { return (nil, nil) }
+            if recorded.left { Self.keepBreaker(key, in: &tables) }
+            return (recorded.change, recorded.timer)
         }
         timer?.cancel()
         report(key, change)
     }
 
-    /// After a change to the breaker at `index`: a fresh one leaves the registry (its timer
-    /// returned, to cancel outside the lock) and stays in its table as the shard's kept idle
-    /// breaker, made new in place (KeptIdleEntries.swift).
-    /// A closed time window's timer is armed for when the window holds no failure again.
+    /// ``recordCircuitBreaker(_:_:admitted:policy:)`` on the breaker's slot, under the lock:
+    /// `nil` when the slot holds another breaker than the one that admitted the call.
+    @inline(__always)
+    private static func record(
+        _ outcome: BreakerState.Outcome, admitted: (epoch: UInt64, breakerID: UInt64),
+        policy: CircuitBreakerPolicy, _ registry: TempoRegistry,
+        in slot: inout Slot<BreakerState>, key: GroupKey, ids: inout IDSource
+    ) -> (change: BreakerState.Change?, left: Bool, timer: TimerRef?)? {
+        guard slot.state.id == admitted.breakerID else { return nil }
+        let change = slot.state.record(
+            outcome, epoch: admitted.epoch, at: { registry.clock.now() }, policy: policy)
+        let (left, timer) = settle(&slot, key: key, ids: &ids, registry)
+        return (change, left, timer)
+    }
+
+    /// After a change to the breaker at `index`: see ``settle(_:key:ids:_:)``.
     @inline(__always)
     private static func settleBreaker(
         _ key: GroupKey, at index: [GroupKey: Slot<BreakerState>].Index,
         in tables: inout Tables, _ registry: TempoRegistry
     ) -> TimerRef? {
-        guard tables.circuitBreakers.values[index].state.isFreshInPlace else {
-            if let wake = tables.circuitBreakers.values[index].state.nextWake {
-                registry.arm(
-                    &tables.circuitBreakers.values[index], key: key, wake: wake,
-                    ids: &tables.ids)
+        let (left, timer) = settle(
+            &tables.circuitBreakers.values[index], key: key, ids: &tables.ids, registry)
+        if left { keepBreaker(key, in: &tables) }
+        return timer
+    }
+
+    /// After a change to a breaker: a fresh one leaves the registry (`left`; its timer
+    /// returned, to cancel outside the lock) and stays in its table as the shard's kept idle
+    /// breaker, made new in place (the caller names it kept: ``keepBreaker(_:in:)``,
+    /// KeptIdleEntries.swift). A closed time window's timer is armed for when the window holds
+    /// no failure again.
+    @inline(__always)
+    private static func settle(
+        _ slot: inout Slot<BreakerState>, key: GroupKey, ids: inout IDSource,
+        _ registry: TempoRegistry
+    ) -> (left: Bool, timer: TimerRef?) {
+        guard slot.state.isFresh else {
+            if let wake = slot.state.nextWake {
+                registry.arm(&slot, key: key, wake: wake, ids: &ids)
             }
-            return nil
+            return (false, nil)
         }
-        let timer = tables.circuitBreakers.values[index].takeTimer()
-        tables.circuitBreakers.values[index].state.forget(newID: tables.ids.next())
+        let timer = slot.takeTimer()
+        slot.state.forget(newID: ids.next())
+        return (true, timer)
+    }
+
+    /// Makes the fresh breaker of `key` its shard's kept idle one.
+    @inline(__always)
+    private static func keepBreaker(_ key: GroupKey, in tables: inout Tables) {
         Tables.keep(key, in: &tables.circuitBreakers, kept: &tables.keptIdleBreaker) {
             $0.state.isFreshInPlace
         }
-        return timer
     }
 
     /// Opens the breaker `identifier` until it is closed or reset by hand (a new one when

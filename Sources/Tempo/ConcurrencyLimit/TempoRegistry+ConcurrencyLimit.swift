@@ -38,6 +38,10 @@ extension TempoRegistry {
     }
 
     /// A call of `concurrencyLimit` arrives: it runs, waits, or is turned away (thrown).
+    /// Always inlined into the front door, with what only a queued call does kept out of line
+    /// (``queuedLocked(_:in:ids:waiter:)``): as a call of its own, it made an admitted call a
+    /// third dearer (the "`concurrencyLimit`, admitted" rows).
+    @inline(__always)
     func enterConcurrencyLimit(
         _ key: GroupKey, limit: Int, queueLimit: Int, queueTimeout: Duration?,
         callerToken: SettleToken?
@@ -61,19 +65,7 @@ extension TempoRegistry {
                 case .run:
                     break
                 case .queued:
-                    if let index = table.index(forKey: key) {
-                        if let wake = table.values[index].state.nextDeadline {
-                            arm(&table.values[index], key: key, wake: wake, ids: &ids) {
-                                $0.limitTimerFired($1, timerGeneration: $2, at: $3)
-                            }
-                        }
-                        // Reported before the lock is let go, so that no release or timer
-                        // deciding for this waiter is reported first. The observer does not
-                        // run here: the event is only buffered.
-                        if let queuedAt = waiter?.queuedAt {
-                            reportQueued(key, table.values[index].state, at: queuedAt)
-                        }
-                    }
+                    queuedLocked(key, in: &table, ids: &ids, waiter: waiter)
                     // Asleep until decided: an advance of a deterministic clock must not wait
                     // for it. Parked here, under the lock, so no decision can come first, and
                     // after the queue timer is on the clock: an advance that sees the task
@@ -100,6 +92,27 @@ extension TempoRegistry {
         case .timedOut:
             if events.isObserved { report(key, .concurrencyLimitTimedOut(waited: .zero)) }
             throw .queueTimedOut(queueTimeout ?? .zero)
+        }
+    }
+
+    /// A call was queued in the entry of `key`: its queue timer is armed and, when observed,
+    /// the call is reported. Called with the lock held.
+    @inline(never)
+    private func queuedLocked(
+        _ key: GroupKey, in table: inout [GroupKey: Slot<LimitEntry>], ids: inout IDSource,
+        waiter: LimitWaiter?
+    ) {
+        guard let index = table.index(forKey: key) else { return }
+        if let wake = table.values[index].state.nextDeadline {
+            arm(&table.values[index], key: key, wake: wake, ids: &ids) {
+                $0.limitTimerFired($1, timerGeneration: $2, at: $3)
+            }
+        }
+        // Reported before the lock is let go, so that no release or timer deciding for this
+        // waiter is reported first. The observer does not run here: the event is only
+        // buffered.
+        if let queuedAt = waiter?.queuedAt {
+            reportQueued(key, table.values[index].state, at: queuedAt)
         }
     }
 

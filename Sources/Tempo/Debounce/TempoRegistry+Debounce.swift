@@ -36,7 +36,7 @@ extension DebounceState.CallResult: TransitionResult {
 extension TempoRegistry {
     /// Applies a debounce call. Returns the task that runs it when it runs at once and is an
     /// ``AsyncOperation``, else `nil`.
-    @discardableResult
+    @discardableResult @inline(__always)
     func debounce(
         _ key: GroupKey, duration: Duration, option: DebounceOptions, maxWait: Duration? = nil,
         operation: Operation
@@ -58,7 +58,7 @@ extension TempoRegistry {
         result.catchUp?.launch(clock)
         let task = result.runNow?.launchReturningTask(clock)
         // During a drain nothing waits: the call left pending runs now (see `drain(within:)`).
-        if isDraining { flush(DebounceState<Operation>.self, key) }
+        if isDraining { flushWhileDraining(DebounceState<Operation>.self, key) }
         return task
     }
 }

@@ -155,7 +155,9 @@ final class EventHub: Sendable {
 
 extension TempoRegistry {
     /// Reports a debounce or throttle call: the call it dropped (itself, or the one it
-    /// replaced) and the calls it ran at once.
+    /// replaced) and the calls it ran at once. Out of line, as ``flushWhileDraining(_:_:)``:
+    /// an unobserved call pays only the check.
+    @inline(never)
     func reportGroupCall(
         _ helper: TempoSnapshot.Kind, _ key: GroupKey, dropped: Bool, catchUp: Bool, runNow: Bool
     ) {

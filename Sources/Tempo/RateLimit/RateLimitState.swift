@@ -81,6 +81,9 @@ struct RateLimitState<Waiter> {
 
     /// A call at `now`: admitted at once (and the bucket debited) when nobody waits and its
     /// permits are free; otherwise nothing changes and the answer says how long it would wait.
+    /// Always inlined, as are the steps of its admitted path: as calls of their own they made
+    /// the admitted `takeRatePermit` an eighth dearer (the "admitted" rate-limit row).
+    @inline(__always)
     mutating func call(at now: Duration, ask: Ask, refill: Duration, burst: Int) -> Decision {
         self.refill = refill
         self.burst = burst
@@ -98,6 +101,7 @@ struct RateLimitState<Waiter> {
     }
 
     /// How long after `now` the bucket is full: zero when it is full.
+    @inline(__always)
     func debt(at now: Duration) -> Duration {
         // Both are within the range, and `ahead` at most half of it: `ahead - elapsed` (at
         // least `-ahead` wherever it does not saturate) is exact when positive.
@@ -106,6 +110,7 @@ struct RateLimitState<Waiter> {
     }
 
     /// Debits `ask` from a bucket that owes `debt` at `now` (its admission is due).
+    @inline(__always)
     private mutating func take(_ ask: Ask, debt: Duration, at now: Duration) {
         base = now
         ahead = Duration(attoseconds: debt.attoseconds &+ ask.cost.attoseconds)

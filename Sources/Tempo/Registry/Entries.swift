@@ -110,7 +110,11 @@ extension TempoRegistry {
         ids: inout IDSource
     ) -> Result {
         let result = transition(&slot.state)
-        if let wake = result.timerWake { arm(&slot, key: key, wake: wake, ids: &ids) }
+        // The usual case, a timer that already wakes in time, is decided here; moving it is
+        // out of line, which keeps every call's entry path smaller.
+        if let wake = result.timerWake, slot.timer == nil || wake < slot.timerDeadline {
+            arm(&slot, key: key, wake: wake, ids: &ids)
+        }
         result.parking?.park()
         return result
     }
@@ -120,6 +124,7 @@ extension TempoRegistry {
     /// Makes sure an entry's timer wakes no later than `wake`; when it fires, the registry's
     /// generic firing (`fired`) applies the entry's ``TimedEntry/timerFired(at:)``. Called with
     /// the lock held.
+    @inline(never)
     func arm<Entry: TimedEntry>(
         _ slot: inout Slot<Entry>, key: Entry.Key, wake: Duration, ids: inout IDSource
     ) {
@@ -238,6 +243,13 @@ extension TempoRegistry {
         outcome.dropped?.discard()
         if let due = outcome.due { firing { due.launch(clock) } }
         pulseDrains()
+    }
+
+    /// ``flush(_:_:)`` for a debounce or throttle call made during a drain, kept out of line:
+    /// the call's own path pays only the check of `isDraining`.
+    @inline(never)
+    func flushWhileDraining<Entry: GroupEntry>(_: Entry.Type, _ key: Entry.Key) {
+        flush(Entry.self, key)
     }
 
     /// Runs an entry's waiting call now, if it has one. An entry left idle leaves its table;

@@ -19,7 +19,9 @@ extension TempoRegistry.Tables {
         _ key: GroupKey, in table: inout [GroupKey: TempoRegistry.Slot<State>],
         kept: inout GroupKey?, isIdle: (inout TempoRegistry.Slot<State>) -> Bool
     ) {
-        guard kept != key else { return }
+        // The usual case, the key kept already, compared in place: `kept != key` wraps `key`
+        // in an optional, a copy of its name retained and released on every call.
+        if case .some(let current) = kept, current == key { return }
         if let previous = kept, let index = table.index(forKey: previous),
             isIdle(&table.values[index])
         {

@@ -54,7 +54,7 @@ extension TempoRegistry {
         result.catchUp?.launch(clock)
         let task = result.runNow?.launchReturningTask(clock)
         // During a drain nothing waits: the call left pending runs now (see `drain(within:)`).
-        if isDraining { flush(ThrottleState<Operation>.self, key) }
+        if isDraining { flushWhileDraining(ThrottleState<Operation>.self, key) }
         return task
     }
 }

@@ -10,6 +10,7 @@ extension Duration {
     package static let saturatedMin = Duration(attoseconds: .min)
 
     /// `self + other`, clamped to the representable range instead of trapping.
+    @inline(__always)
     package func adding(_ other: Duration) -> Duration {
         let (sum, overflow) = attoseconds.addingReportingOverflow(other.attoseconds)
         if overflow { return other > .zero ? .saturatedMax : .saturatedMin }
@@ -17,6 +18,7 @@ extension Duration {
     }
 
     /// `self - other`, clamped to the representable range instead of trapping.
+    @inline(__always)
     package func subtracting(_ other: Duration) -> Duration {
         let (difference, overflow) = attoseconds.subtractingReportingOverflow(other.attoseconds)
         if overflow { return other > .zero ? .saturatedMin : .saturatedMax }

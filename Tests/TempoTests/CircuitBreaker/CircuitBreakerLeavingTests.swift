@@ -229,4 +229,45 @@ import Testing
             #expect(breakerState(registry, "a") == .open)
         }
     }
+
+    /// A breaker made new in place forgets the outcomes it stored while its calls overlapped:
+    /// a success stored while another call ran does not stay in the new breaker's count
+    /// window (there, it would push the window's ring out of step and count a failure twice).
+    @Test func aBreakerMadeNewForgetsTheOutcomesOfItsCountWindow() async {
+        await onManualClock { _, registry in
+            let policy = CircuitBreakerPolicy(
+                failureRatio: 1, window: .lastCalls(2), minimumCalls: 2)
+            let held = await gatedBreakerCall(policy, key: "a", registry: registry)
+            await breakerCall(policy, key: "a", .succeed)
+            held.gate.open(.succeed)
+            #expect(await held.task.value == "ok")
+            #expect(registry.liveKeyCount == 0)
+            // The new breaker's window of two holds the success and the last failure.
+            await breakerCall(policy, key: "a", .fail)
+            await breakerCall(policy, key: "a", .succeed)
+            await breakerCall(policy, key: "a", .fail)
+            #expect(breakerState(registry, "a") == .closed)
+            #expect(breakerRow(registry, "a")?.failures == 1)
+        }
+    }
+
+    /// The same for a time window: the instant of a success stored while another call ran
+    /// leaves with it, so the new breaker's failures age out when they are a window old.
+    @Test func aBreakerMadeNewForgetsTheOutcomesOfItsTimeWindow() async {
+        await onManualClock { clock, registry in
+            let policy = CircuitBreakerPolicy(
+                failureRatio: 1, window: .lastDuration(.seconds(10)), minimumCalls: 2)
+            let held = await gatedBreakerCall(policy, key: "a", registry: registry)
+            await breakerCall(policy, key: "a", .succeed)
+            held.gate.open(.succeed)
+            #expect(await held.task.value == "ok")
+            #expect(registry.liveKeyCount == 0)
+            await clock.advance(by: .seconds(5))
+            await breakerCall(policy, key: "a", .fail)
+            await clock.advance(by: .seconds(6))
+            // The first failure is 6 s old: both are in the window, and all calls failed.
+            await breakerCall(policy, key: "a", .fail)
+            #expect(breakerState(registry, "a") == .open)
+        }
+    }
 }
