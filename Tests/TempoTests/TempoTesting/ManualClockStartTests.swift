@@ -165,6 +165,8 @@ private func flushBatch(_ item: Int, into log: Log<Int>) async throws -> Int {
             let model = await TypingModel { query in [query] }
             let keystroke = await clock.start { await model.queryChanged("swift") }
             let reported = Log<String>()
+            let wall = ContinuousClock()
+            let started = wall.now
             // Bounded itself: a broken time limit fails here in seconds instead of hanging.
             let gaveUp = await finishes(within: .seconds(10)) {
                 do {
@@ -173,7 +175,12 @@ private func flushBatch(_ item: Int, into log: Log<Int>) async throws -> Int {
                     reported.append((error as? ManualClock.Stuck)?.description ?? "\(error)")
                 }
             }
+            let waited = wall.now - started
             #expect(gaveUp, "value(timeLimit:) gave up within its limit")
+            // Real time: at least the limit, and far below the default limit of 5 s (which a
+            // wait that ignored its limit would take), with seconds to spare for a busy machine.
+            #expect(waited >= .milliseconds(200))
+            #expect(waited < .seconds(4), "gave up after \(waited), not near its 200 ms limit")
             let report = reported.all.first ?? ""
             #expect(report.contains("has not finished after"))
             #expect(report.contains("The clock reads 0.0 seconds."))
