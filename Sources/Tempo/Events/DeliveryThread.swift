@@ -68,6 +68,9 @@ final class DeliveryQueue: @unchecked Sendable {
     }
 
     var dropped: Int { locked { droppedCount } }
+    /// Whether the thread is asleep on the condition, waiting for an event (for tests: an
+    /// event reported now must wake it).
+    var isWaitingForEvents: Bool { locked { threadWaiting } }
     var failures: Int { locked { failureCount } }
 
     /// No event is taken from now on; those buffered are still delivered.

@@ -89,10 +89,17 @@ extension TempoRegistry {
     /// Operations a flush or a drain starts see this registry as ``TempoRegistry/current``, as
     /// the operations its timers start do.
     ///
-    /// A drain started from inside an operation of this registry waits for every other
-    /// operation, not for the one it is called from (which would wait for itself). Two drains
-    /// at once each wait as one would. Cancelling the drain's task ends the wait at once, with
-    /// an incomplete report.
+    /// A drain started from inside an operation this registry launched makes that operation
+    /// *draining* until the drain returns, and waits for every operation that is not draining:
+    /// not for the one it is called from (which would wait for itself), nor for others that are
+    /// draining (each is already waiting for everything else, so drains in two operations would
+    /// otherwise wait for each other for ever). Drains in several operations, nested ones
+    /// included, all return once everything else is done. A drain started from anywhere else
+    /// (no operation of this registry waits for it) waits for every operation, draining ones
+    /// included, so when it completes they have all finished. An operation that awaits an
+    /// operation that drains is still waited for by that drain, which then waits until its time
+    /// limit: give it one. Cancelling the drain's task ends the wait at once, with an
+    /// incomplete report.
     ///
     /// On a `TempoTesting.ManualClock`, the drain waits while the test advances the clock: its
     /// task counts as asleep on the clock, and pending delays and the time limit come due as the
@@ -113,16 +120,21 @@ extension TempoRegistry {
         guard let work = clock.work else { preconditionFailure("a registry's clock counts work") }
         let startedAt = clock.now()
         let deadline = timeLimit.map { startedAt.adding(max($0, .zero)) }
-        // Work this task is doing for the registry (the drain is called from an operation):
-        // not waited for, or the drain would wait for itself.
-        let own = SettleToken.current.map { $0.work === work && !$0.isFinished ? 1 : 0 } ?? 0
+        // The operation of this registry the drain is called from, if any: draining while the
+        // drain lasts. A drain called from an operation waits for no draining operation (it
+        // would wait for itself, and for a drain in another operation that waits for it); one
+        // called from elsewhere is waited for by no operation, and waits for them all.
+        let own = SettleToken.current.flatMap { $0.work === work ? $0 : nil }
         // The task's token on a manual clock: asleep on the clock while the drain waits.
         let caller = SettleToken.current(of: clock.host)
         // Before the first flush: a call applied after it takes the shard's lock after the
         // flush released it, and so sees the count (see `isDraining`).
         drainCount.add(1, ordering: .sequentiallyConsistent)
         work.beginDrain()
+        // After `beginDrain`: the drains asleep now, or about to sleep, see the change.
+        let draining = own?.beginDraining() ?? false
         defer {
+            if draining { own?.endDraining() }
             work.endDrain()
             drainCount.subtract(1, ordering: .sequentiallyConsistent)
         }
@@ -139,7 +151,7 @@ extension TempoRegistry {
                 let epoch = work.epoch
                 flushAll()
                 let pending = pendingEntries()
-                let running = max(work.runningCount - own, 0)
+                let running = draining ? work.waitedForCount : work.runningCount
                 let now = clock.now()
                 if running == 0, pending.isEmpty {
                     return DrainReport(
@@ -223,8 +235,10 @@ public struct DrainReport: Sendable, Hashable, CustomStringConvertible {
     /// if report.wasCancelled { print("shutdown abandoned") }
     /// ```
     public let wasCancelled: Bool
-    /// How many operations the registry launched were still running when the drain returned
-    /// (not counting the one it was called from, if any).
+    /// How many of the operations the drain waits for were still running when it returned:
+    /// every operation the registry launched and that had not finished, except, for a drain
+    /// called from inside an operation, the draining ones (the one it was called from
+    /// included). Zero when the report is complete; the ``snapshot`` counts them all.
     ///
     /// ```swift
     /// let report = await registry.drain(within: .seconds(5))

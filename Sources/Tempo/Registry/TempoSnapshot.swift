@@ -27,7 +27,9 @@ public struct TempoSnapshot: Sendable, Hashable, CustomStringConvertible {
     public let entries: [Entry]
     /// How many operations the registry launched were still running when the snapshot was
     /// taken: trailing calls running on their actors, granted `Task`-returning calls, awaited
-    /// calls' runs. What ``TempoRegistry/drain(within:)`` waits for, besides pending calls.
+    /// calls' runs, operations that are running a drain included. What
+    /// ``TempoRegistry/drain(within:)`` waits for, besides pending calls (a drain called from
+    /// inside an operation waits for those that are not draining).
     ///
     /// ```swift
     /// let busy = registry.snapshot().runningOperations > 0

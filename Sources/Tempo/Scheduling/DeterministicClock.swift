@@ -50,7 +50,15 @@ package final class SettleToken: Sendable {
     package let id: UInt64
     /// The registry's count of launched work this token is part of, if any.
     let work: LaunchedWork?
-    private let finished = Atomic<Bool>(false)
+    /// ``finishedBit``, ``busyBit``, and above them how many drains of `work`'s registry are
+    /// in progress in this work's tasks (see ``beginDraining()``).
+    private let state = Atomic<Int>(0)
+    private static let finishedBit = 1
+    /// A drain's start or end is changing `work`'s counts: the next waits, and a ``finish()``
+    /// meanwhile leaves its own change to the one in progress, so the counts change in the
+    /// order the state did.
+    private static let busyBit = 2
+    private static let drainUnit = 4
 
     /// The work the current task is doing, if a deterministic clock tracks it.
     @TaskLocal package static var current: SettleToken?
@@ -71,14 +79,67 @@ package final class SettleToken: Sendable {
 
     /// Ends the work; later calls do nothing.
     package func finish() {
-        if !finished.exchange(true, ordering: .acquiringAndReleasing) {
-            host?.closeSettleToken(id)
-            work?.end()
-        }
+        let old = state.bitwiseOr(Self.finishedBit, ordering: .acquiringAndReleasing).oldValue
+        guard old & Self.finishedBit == 0 else { return }
+        host?.closeSettleToken(id)
+        // A drain starting or ending here counts the end once it has changed the counts.
+        guard old & Self.busyBit == 0 else { return }
+        // Finished while a drain it started goes on (in a task that inherited the token): it
+        // leaves the draining count, and that drain's end changes nothing.
+        work?.end(draining: old >= Self.drainUnit)
     }
 
     /// Whether ``finish()`` has been called.
-    package var isFinished: Bool { finished.load(ordering: .acquiring) }
+    package var isFinished: Bool {
+        state.load(ordering: .acquiring) & Self.finishedBit != 0
+    }
+
+    /// A drain of `work`'s registry starts in this work: from then until ``endDraining()`` the
+    /// operation counts as draining (``LaunchedWork/waitedForCount``). Returns `false`, and
+    /// changes nothing, when the work has finished.
+    func beginDraining() -> Bool {
+        guard let old = claim(adding: Self.drainUnit, unlessFinished: true) else { return false }
+        // The first drain in progress here: the operation moves to the draining count.
+        if old < Self.drainUnit { work?.startDraining() }
+        release(claimed: old)
+        return true
+    }
+
+    /// The drain that ``beginDraining()`` announced has ended: the operation counts as
+    /// running again when it was the last and the operation has not finished.
+    func endDraining() {
+        guard let old = claim(adding: -Self.drainUnit, unlessFinished: false) else { return }
+        if old == Self.drainUnit { work?.stopDraining() }
+        release(claimed: old)
+    }
+
+    /// Adds `delta` to the drains and sets ``busyBit``, once no other start or end is busy;
+    /// returns the state before, or `nil` when `unlessFinished` and the work has finished.
+    private func claim(adding delta: Int, unlessFinished: Bool) -> Int? {
+        var old = state.load(ordering: .acquiring)
+        while true {
+            if unlessFinished, old & Self.finishedBit != 0 { return nil }
+            if old & Self.busyBit != 0 {
+                // Another task of this work is between the two steps of its own change, an
+                // atomic addition (and a pulse) away from its end.
+                old = state.load(ordering: .acquiring)
+                continue
+            }
+            let (exchanged, seen) = state.compareExchange(
+                expected: old, desired: (old + delta) | Self.busyBit,
+                ordering: .acquiringAndReleasing)
+            if exchanged { return old }
+            old = seen
+        }
+    }
+
+    /// Clears ``busyBit``; counts the work's end if it finished meanwhile.
+    private func release(claimed: Int) {
+        let old = state.bitwiseAnd(~Self.busyBit, ordering: .acquiringAndReleasing).oldValue
+        if claimed & Self.finishedBit == 0, old & Self.finishedBit != 0 {
+            work?.end(draining: old >= Self.drainUnit)
+        }
+    }
 
     /// The current task's token when it is work of `host` still running (the task runs an
     /// operation the engine launched on that clock); `nil` on an ordinary clock (`host` is

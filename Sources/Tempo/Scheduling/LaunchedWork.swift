@@ -9,13 +9,25 @@ import Synchronization
 /// in its caller (a leading `.taskContext` call) has finished before the call returns, and is
 /// not counted.
 ///
-/// A drain waits for a *pulse*: the count falling while a drain is in progress, a timer of the
-/// registry firing, an entry cancelled, or the drain's own time limit. Each pulse moves
-/// ``Pulses/epoch`` on; a drain reads the epoch before it looks at the registry and sleeps only
+/// An operation that calls `drain` counts as *draining* while that drain lasts (see
+/// ``SettleToken/beginDraining()``): a drain called from an operation does not wait for it,
+/// since it is itself waiting for everything else (two operations that each drained would
+/// otherwise wait for each other for ever). The two counts share one atomic word, so a drain
+/// reads both at one instant; each operation's token makes its changes one at a time, in the
+/// order of its own state.
+///
+/// A drain waits for a *pulse*: a count it waits for falling while a drain is in progress, a
+/// timer of the registry firing, an entry cancelled, or the drain's own time limit. Each pulse
+/// moves ``Pulses/epoch`` on; a drain reads the epoch before it looks at the registry and sleeps only
 /// if no pulse came since, so no pulse between the look and the sleep is lost.
 final class LaunchedWork: Sendable {
-    /// Operations launched and not yet finished.
-    private let running = Atomic<Int>(0)
+    /// Operations launched and not yet finished: the low 32 bits count those running and not
+    /// draining, the bits above those draining (far more than a process has tasks, either).
+    private let operations = Atomic<Int>(0)
+    /// One draining operation in ``operations``.
+    private static let drainingShift = 32
+    private static let drainingUnit = 1 << drainingShift
+    private static let runningMask = drainingUnit - 1
     /// Drains in progress.
     private let drains = Atomic<Int>(0)
     private let pulses = Lock<Pulses>(Pulses())
@@ -32,17 +44,42 @@ final class LaunchedWork: Sendable {
         let caller: SettleToken?
     }
 
-    /// How many launched operations are still running.
-    var runningCount: Int { running.load(ordering: .sequentiallyConsistent) }
-
-    func begin() {
-        running.add(1, ordering: .sequentiallyConsistent)
+    /// How many launched operations are still running, draining ones included.
+    var runningCount: Int {
+        let operations = operations.load(ordering: .sequentiallyConsistent)
+        return (operations & Self.runningMask) + (operations >> Self.drainingShift)
     }
 
-    func end() {
-        running.subtract(1, ordering: .sequentiallyConsistent)
-        // Sequentially consistent with the drain's own increment and read of `running`: either
-        // the drain sees this decrement, or this sees the drain and pulses.
+    /// How many launched operations are still running and not draining: what a drain waits
+    /// for.
+    var waitedForCount: Int {
+        operations.load(ordering: .sequentiallyConsistent) & Self.runningMask
+    }
+
+    func begin() {
+        operations.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// An operation finished; `draining`: while a drain it started was still in progress.
+    func end(draining: Bool) {
+        operations.subtract(draining ? Self.drainingUnit : 1, ordering: .sequentiallyConsistent)
+        pulseIfDraining()
+    }
+
+    /// A running operation started draining: drains stop waiting for it.
+    func startDraining() {
+        operations.add(Self.drainingUnit - 1, ordering: .sequentiallyConsistent)
+        pulseIfDraining()
+    }
+
+    /// A draining operation's drain ended: it is waited for again, until it finishes.
+    func stopDraining() {
+        operations.subtract(Self.drainingUnit - 1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Sequentially consistent with the drain's own increment and read of `operations`: either
+    /// the drain sees this change, or this sees the drain and pulses.
+    private func pulseIfDraining() {
         if drains.load(ordering: .sequentiallyConsistent) != 0 { pulse() }
     }
 

@@ -187,6 +187,25 @@ private func flushBatch(_ item: Int, into log: Log<Int>) async throws -> Int {
         }
     }
 
+    /// A limit shorter than the default (5 s) is the one kept: a real-clock test, measured
+    /// once the rest of the run is quiet (a parallel run can starve the waiting task for
+    /// seconds), with seconds to spare. A wait that ignored its limit would take 5 s at least.
+    @Test func realClockAStuckWaitGivesUpAtItsOwnLimitNotTheDefault() async {
+        await measuredAlone {
+            let clock = ManualClock()
+            let sleeper = await clock.start { try await clock.sleep(for: .seconds(1)) }
+            let wall = ContinuousClock()
+            let started = wall.now
+            await #expect(throws: ManualClock.Stuck.self) {
+                try await sleeper.value(timeLimit: .milliseconds(200))
+            }
+            let waited = wall.now - started
+            #expect(waited >= .milliseconds(200))
+            #expect(waited < .seconds(3), "gave up after \(waited), not at its 200 ms limit")
+            sleeper.cancel()
+        }
+    }
+
     /// Cancelling the task that awaits `value` cancels the started task with it: the sleep it
     /// was in throws, and nothing is left on the clock.
     @Test func cancellingTheWaitForAValueCancelsTheStartedTask() async {
