@@ -120,6 +120,11 @@ protocol PermitQueueEntry: TimedEntry where Key == GroupKey {
     static var countsStarts: Bool { get }
     /// A waiter admitted by the timer starts its operation at `now`.
     mutating func started(_ request: Request, at now: Duration)
+    /// A waiter admitted by the timer was cancelled before its operation started: what it
+    /// still can give back is given back, and whoever that lets through is admitted. `nil`:
+    /// nothing changes.
+    mutating func cancelledBeforeStart(_ request: Request, at now: Duration)
+        -> RateLimitEntry.Settled?
 }
 
 /// A token bucket's call: its ask, and the limit's bucket (for the snapshot).
@@ -144,6 +149,10 @@ extension RateLimitState: PermitQueueEntry where Waiter == PermitWaiter {
     /// A bucket's tokens are taken at admission; the start changes nothing.
     static var countsStarts: Bool { false }
     mutating func started(_ request: BucketRequest, at now: Duration) {}
+    /// A bucket's tokens were taken at admission, and stay taken.
+    mutating func cancelledBeforeStart(_ request: BucketRequest, at now: Duration)
+        -> RateLimitEntry.Settled?
+    { nil }
 }
 
 /// What a call's transition returns to the entry path.
@@ -277,6 +286,15 @@ extension TempoRegistry {
             withdrawPermitWaiter(Entry.self, key, waiterID)
         }
         guard let grant else { return nil }
+        // A cancel that came after the admission is seen where the operation would start:
+        // the call throws, and a window gives its slot back.
+        if Task.isCancelled {
+            controlRateLimit(Entry.self, key) { state, now in
+                state.cancelledBeforeStart(request, at: now)
+            }?.resume()
+            grant.token?.finish()
+            throw CancellationError()
+        }
         startAfterWaiting(Entry.self, key, request, new: new, report: grant.report)
         return grant.token
     }

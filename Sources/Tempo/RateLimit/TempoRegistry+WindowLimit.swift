@@ -44,6 +44,11 @@ extension WindowLimitState: PermitQueueEntry where Waiter == PermitWaiter {
     /// resumes, not when the timer admits it.
     /// (``WindowLimitState/started(_:at:)`` records them.)
     static var countsStarts: Bool { true }
+
+    /// A waiter cancelled before it started gives its slot back.
+    mutating func cancelledBeforeStart(_ request: Ask, at now: Duration) -> Settled? {
+        withdrawStart(request, at: now)
+    }
 }
 
 extension TempoRegistry {

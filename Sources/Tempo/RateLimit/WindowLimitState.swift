@@ -93,6 +93,12 @@ struct WindowLog: Sendable {
         inFlight += weight
     }
 
+    /// Gives back `weight` starts in flight that will not start (after ``removeAll()``,
+    /// nothing is in flight: nothing changes).
+    mutating func cancel(_ weight: Int) {
+        inFlight -= min(weight, inFlight)
+    }
+
     /// Records `weight` starts in flight as started at `now` (as ``record(_:at:permits:)``).
     /// After ``removeAll()`` nothing is in flight: the starts are recorded all the same.
     mutating func start(_ weight: Int, at now: Duration, permits: Int) {
@@ -271,6 +277,13 @@ struct WindowLimitState<Waiter> {
     /// since, are recorded at `now`. (A start only moves later, so nobody is admitted by it.)
     mutating func started(_ ask: Ask, at now: Duration) {
         log.start(ask.weight, at: now, permits: ask.permits)
+    }
+
+    /// A waiter admitted by ``settle(at:)`` was cancelled before its operation started: its
+    /// starts, in flight, are given back, and whoever they held up is admitted.
+    mutating func withdrawStart(_ ask: Ask, at now: Duration) -> Settled {
+        log.cancel(ask.weight)
+        return settle(at: now)
     }
 
     /// Removes waiter `id` (its task was cancelled), if it still waits, and admits whoever it

@@ -26,8 +26,8 @@
 /// those forms gives `nil`: an empty value, a sign, a fraction, a unit, a misspelt or
 /// lowercase day or month name, a day the month does not have (`29 Feb 2023`), an hour, minute
 /// or second out of range, or anything after the value. The day name is checked to be one,
-/// but not against the date. A two-digit RFC 850 year is taken as the year with those last
-/// two digits that is at most 50 years after `now`'s year and less than 50 years before it.
+/// but not against the date. A two-digit RFC 850 year is read as RFC 9110 says: a date that
+/// would be more than 50 years after `now` is in the most recent past year with those digits.
 ///
 /// ```swift
 /// RetryAfter.parse("120")  // .seconds(120)
@@ -131,8 +131,8 @@ extension RetryAfter {
                 let shortYear = text.number(digits: 2), text.skip(" "),
                 let time = text.timeOfDay(), text.skip(" GMT"), text.isAtEnd
             else { return nil }
-            let year = fullYear(shortYear, near: now)
-            return timestamp(year: year, month: month, day: day, time: time)
+            return rfc850Timestamp(
+                shortYear: shortYear, month: month, day: day, time: time, now: now)
         }
         // asctime-date: Sun Nov  6 08:49:37 1994
         guard dayNames.contains(name), text.skip(" "), let month = text.month(), text.skip(" "),
@@ -186,24 +186,59 @@ extension RetryAfter {
         }
     }
 
-    /// The year ending in `shortYear` that is at most 50 years after the year of `now` and
-    /// less than 50 years before it.
-    private static func fullYear(_ shortYear: Int64, near now: Duration) -> Int64 {
+    /// The seconds since 1970 of an RFC 850 date, whose year has two digits: RFC 9110 reads
+    /// one that would be more than 50 years after `now` as the most recent year in the past
+    /// with the same last two digits. So it is the latest date with those digits that is at
+    /// most 50 years after `now` (the same instant of the year, 50 years later), to the second.
+    private static func rfc850Timestamp(
+        shortYear: Int64, month: Int64, day: Int64,
+        time: (hour: Int64, minute: Int64, second: Int64), now: Duration
+    ) -> Int64? {
         let current = year(of: now)
-        let year = floorDivide(current, 100) * 100 + shortYear
-        if year > current + 50 { return year - 100 }
-        if year <= current - 50 { return year + 100 }
-        return year
+        let latest = fiftyYearsAfter(wholeSeconds(of: now), inYear: current)
+        // From the first candidate past the limit down, a century at a time: the first that
+        // is a real date and not past the limit (a 29 February only in a leap century).
+        var year = floorDivide(current, 100) * 100 + 100 + shortYear
+        for _ in 0..<3 {
+            if let stamp = timestamp(year: year, month: month, day: day, time: time),
+                stamp <= latest
+            {
+                return stamp
+            }
+            year -= 100
+        }
+        return nil
     }
 
-    /// The calendar year (UTC) in which `instant`, a time since 1970, falls.
-    private static func year(of instant: Duration) -> Int64 {
-        // Within about 35,000 years of 1970, where the arithmetic below cannot overflow.
+    /// The same month, day and time of day as `seconds` (in `year`), 50 years later; a 29
+    /// February whose year 50 years on has none becomes the 28th.
+    private static func fiftyYearsAfter(_ seconds: Int64, inYear year: Int64) -> Int64 {
+        let intoYear = seconds - daysBefore(year: year) * 86_400
+        var day = floorDivide(intoYear, 86_400)
+        var month: Int64 = 1
+        while month < 12, day >= daysIn(month: month, year: year) {
+            day -= daysIn(month: month, year: year)
+            month += 1
+        }
+        let later = year + 50
+        var days = daysBefore(year: later) + min(day, daysIn(month: month, year: later) - 1)
+        for earlier in 1..<month { days += daysIn(month: earlier, year: later) }
+        return days * 86_400 + (intoYear - floorDivide(intoYear, 86_400) * 86_400)
+    }
+
+    /// The whole seconds since 1970 of `instant` (rounded down), within about 35,000 years of
+    /// 1970, where the calendar arithmetic here cannot overflow.
+    private static func wholeSeconds(of instant: Duration) -> Int64 {
         let limit: Int128 = 1 << 40
         var (whole, fraction) = instant.attoseconds.quotientAndRemainder(
             dividingBy: 1_000_000_000_000_000_000)
         if fraction < 0 { whole -= 1 }  // -0.5 s is in the second that starts at -1 s
-        let days = floorDivide(Int64(min(max(whole, -limit), limit)), 86_400)
+        return Int64(min(max(whole, -limit), limit))
+    }
+
+    /// The calendar year (UTC) in which `instant`, a time since 1970, falls.
+    private static func year(of instant: Duration) -> Int64 {
+        let days = floorDivide(wholeSeconds(of: instant), 86_400)
         var year = 1970 + floorDivide(days * 400, 146_097)
         while daysBefore(year: year) > days { year -= 1 }
         while daysBefore(year: year + 1) <= days { year += 1 }

@@ -231,6 +231,44 @@ struct HeldWaiter {
         try held.take()
     }
 
+    /// A waiter cancelled after its admission, before its task resumed to start the
+    /// operation, throws `CancellationError` where the operation would start, never runs it,
+    /// and gives its slot back at once.
+    @Test func aWaiterCancelledBeforeItStartsGivesItsSlotBack() async throws {
+        let held = try await HeldWaiter()
+        held.clock.set(.milliseconds(1_500))
+        #expect(throws: RateLimitError.self) { try held.take() }
+        held.waiting.cancel()
+        held.caller.executor.release()
+        await #expect(throws: CancellationError.self) { try await held.waiting.value }
+        #expect(await held.caller.startedAt == nil)
+        try held.take()
+        #expect(held.admissions.all.isEmpty)
+    }
+
+    /// The same for a token bucket, whose tokens were taken at the admission and stay taken.
+    @Test func aBucketWaiterCancelledBeforeItStartsDoesNotRun() async throws {
+        let clock = SetClock()
+        let registry = TempoRegistry(clock: clock)
+        let limit = RateLimit(1, per: .seconds(1), burst: 1)
+        try registry.withCurrent { try takeRatePermit(limit, identifier: "api") }
+        let caller = LateStarter()
+        let waiting = Task {
+            try await caller.start(limit, identifier: "api", registry: registry, clock: clock)
+        }
+        #expect(await eventually { Self.waiters(registry) == 1 })
+        caller.executor.hold()
+        clock.set(.seconds(1))
+        #expect(await eventually { caller.executor.pending > 0 })
+        waiting.cancel()
+        caller.executor.release()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(await caller.startedAt == nil)
+        #expect(throws: RateLimitError.self) {
+            try registry.withCurrent { try takeRatePermit(limit, identifier: "api") }
+        }
+    }
+
     static func waiters(_ registry: TempoRegistry) -> Int {
         registry.snapshot().entries.reduce(0) { sum, entry in
             guard case .rateLimit(_, _, let waiters) = entry.state else { return sum }

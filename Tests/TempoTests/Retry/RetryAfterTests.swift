@@ -207,6 +207,23 @@ import Testing
                 == .zero)
     }
 
+    /// RFC 9110 compares the date, not its year's number: with `now` at 1994-11-06 08:49:07,
+    /// 06-Nov-44 08:49:07 is 50 years ahead, so 2044; a second later, and the last day of
+    /// 2044, are more than 50 years ahead, so 1944 (in the past: no wait).
+    @Test func aTwoDigitYearIsReadByHowFarAheadTheDateIs() {
+        let now = Duration.seconds(784_111_747)
+        let fifty: Int64 = 2_362_034_947  // 2044-11-06 08:49:07 UTC
+        #expect(
+            RetryAfter.parse("Sunday, 06-Nov-44 08:49:07 GMT", now: now)
+                == .seconds(fifty - 784_111_747))
+        #expect(RetryAfter.parse("Sunday, 06-Nov-44 08:49:08 GMT", now: now) == .zero)
+        #expect(RetryAfter.parse("Saturday, 31-Dec-44 00:00:00 GMT", now: now) == .zero)
+        // 29 February 2000 read in 2051 (2100 has no 29 February): 2000.
+        #expect(
+            RetryAfter.parse("Tuesday, 29-Feb-00 00:00:00 GMT", now: .seconds(2_556_144_000))
+                == .zero)
+    }
+
     // MARK: Whitespace and garbage
 
     @Test func spacesAndTabsAroundTheValueAreIgnored() {
