@@ -149,6 +149,16 @@ extension EventLog {
         #expect(await events.lines() == ["2.0 seconds debounce d: ran"])
     }
 
+    @Test func aTimerRunIsStampedWithTheInstantTheTimerFiredAtNotWhenItIsReported() async {
+        let clock = ScriptedClock()
+        let registry = TempoRegistry(clock: clock)
+        let events = EventLog(registry)
+        registry.withCurrent { debounce(.seconds(1), identifier: "d", by: .taskContext) {} }
+        clock.set(.seconds(5))  // the clock has moved on by the time the run is reported
+        _ = clock.fire(0, at: .seconds(1))
+        #expect(await events.lines() == ["1.0 seconds debounce d: ran"])
+    }
+
     @Test func cancelAllReportsTheCallsItRunsAndDrops() async {
         let clock = ScriptedClock()
         let registry = TempoRegistry(clock: clock)
@@ -234,6 +244,21 @@ extension EventLog {
             await clock.advance(by: .seconds(2))
             #expect(ran.all == [])
             #expect(await events.keylessLines() == ["0.3 seconds debounce: dropped"])
+        }
+    }
+
+    @Test func aThrottleCallWhoseTaskIsCancelledReportsItsDrop() async throws {
+        try await onManualClock { clock, registry async throws in
+            let events = EventLog(registry)
+            let ran = Log<String>()
+            let throttler = Throttler(.seconds(1), by: .taskContext, option: .trailing)
+            let task: Task<Void, Never> = throttler(onError: nil) { ran.append("t") }
+            await clock.advance(by: .milliseconds(300))
+            task.cancel()
+            await task.value
+            await clock.advance(by: .seconds(2))
+            #expect(ran.all == [])
+            #expect(await events.keylessLines() == ["0.3 seconds throttle: dropped"])
         }
     }
 
