@@ -16,10 +16,9 @@ extension DebounceState: TableEntry, TimedEntry, CallEntry, GroupEntry where Pay
 
     var nextWake: Duration? { quietUntil }
 
-    mutating func withdraw(_ ticket: Ticket) -> Bool {
-        guard pending?.payload.isTicket(ticket) == true else { return false }
-        _ = cancelPending()
-        return true
+    mutating func withdraw(_ ticket: Ticket) -> Operation? {
+        guard pending?.payload.isTicket(ticket) == true else { return nil }
+        return cancelPending()
     }
 
     func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
@@ -42,21 +41,19 @@ extension TempoRegistry {
         operation: Operation
     ) -> Task<Void, Never>? {
         let now = clock.now()
-        guard duration > .zero else { return operation.launchReturningTask(clock) }
+        guard duration > .zero else {
+            return operation.launch(clock, reporting: stamp(.debounce, key, at: now))
+        }
         let result = enter(
             DebounceState<Operation>.self, key, ticket: operation.ticket, new: { DebounceState() }
         ) {
             $0.call(
                 at: now, duration: duration, option: option, maxWait: maxWait, payload: operation)
         }
-        if events.isObserved {
-            reportGroupCall(
-                .debounce, key, dropped: result.dropped != nil, catchUp: result.catchUp != nil,
-                runNow: result.runNow != nil)
-        }
-        result.dropped?.discard()
-        result.catchUp?.launch(clock)
-        let task = result.runNow?.launchReturningTask(clock)
+        let report = stamp(.debounce, key, at: now)
+        result.catchUp?.launch(clock, reporting: report)
+        result.dropped?.discard(reporting: report)
+        let task = result.runNow?.launch(clock, reporting: report)
         // During a drain nothing waits: the call left pending runs now (see `drain(within:)`).
         if isDraining { flushWhileDraining(DebounceState<Operation>.self, key) }
         return task

@@ -36,10 +36,10 @@ extension DelayState: CallEntry {
         return deadline <= now ? (operation, nil) : (nil, operation)
     }
 
-    mutating func withdraw(_ ticket: Ticket) -> Bool {
-        guard operation?.isTicket(ticket) == true else { return false }
-        operation = nil
-        return true
+    mutating func withdraw(_ ticket: Ticket) -> Operation? {
+        guard operation?.isTicket(ticket) == true else { return nil }
+        defer { operation = nil }
+        return operation
     }
 
     func isIdle(at now: Duration) -> Bool { operation == nil }
@@ -51,13 +51,16 @@ extension DelayState: CallEntry {
 }
 
 extension TempoRegistry {
-    /// Runs `operation` once `duration` has passed. Durations of zero or less run it at once.
-    func delay(_ duration: Duration, key: GroupKey, operation: Operation) {
+    /// Runs `operation` once `duration` has passed. Durations of zero or less run it at once,
+    /// and then return the task that runs an ``AsyncOperation``. A delay reports no event.
+    @discardableResult
+    func delay(_ duration: Duration, key: GroupKey, operation: Operation) -> Task<Void, Never>? {
         let now = clock.now()
-        guard duration > .zero else { return operation.launch(clock) }
+        guard duration > .zero else { return operation.launch(clock, reporting: nil) }
         let deadline = now.adding(duration)
         enterNew(
             DelayState.self, in: shard(key), ticket: operation.ticket, new: { DelayState(key: key) }
         ) { $0.call(deadline: deadline, operation: operation) }
+        return nil
     }
 }

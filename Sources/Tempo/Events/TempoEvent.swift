@@ -221,9 +221,12 @@ public struct TempoEvent: Sendable, CustomStringConvertible {
         /// ```
         case hedgeFailed(attempts: Int)
         /// A `debounce` or `throttle` call (a ``Debouncer`` or ``Throttler`` included) will
-        /// never run: a newer call replaced it, its mode dropped it, or its group was
-        /// cancelled (by identifier, by ``TempoRegistry/cancelAll()``, or by its
-        /// ``Debouncer`` or ``Throttler`` going away).
+        /// never run: a newer call replaced it, its mode dropped it, its group was cancelled
+        /// (by identifier, by ``TempoRegistry/cancelAll()``, or by its ``Debouncer`` or
+        /// ``Throttler`` going away), or the task a `Task`-returning call returned was
+        /// cancelled before it ran. Every drop is reported, on every path, at the instant of
+        /// the call, cancel or cancelled task that dropped it; a call is reported once, as
+        /// dropped or as run (``callRan``).
         ///
         /// ```swift
         /// registry.observe { event in
@@ -231,8 +234,11 @@ public struct TempoEvent: Sendable, CustomStringConvertible {
         /// }
         /// ```
         case callDropped
-        /// A `debounce` or `throttle` call's operation was started: at once, when its
-        /// instant came, or flushed.
+        /// A `debounce` or `throttle` call's operation was started: at once (a duration of zero
+        /// or less included), when its instant came (its timer fired, or, the timer being
+        /// late, the group's next call ran it first), flushed (``TempoRegistry/flushAll()`` and
+        /// `onDeinit: .flush` included), or by a cancel that found its instant come. Every run
+        /// is reported, on every path, at the instant it was decided.
         ///
         /// ```swift
         /// registry.observe { event in

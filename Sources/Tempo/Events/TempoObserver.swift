@@ -154,27 +154,6 @@ final class EventHub: Sendable {
 }
 
 extension TempoRegistry {
-    /// Reports a debounce or throttle call: the call it dropped (itself, or the one it
-    /// replaced) and the calls it ran at once. Out of line, as ``flushWhileDraining(_:_:)``:
-    /// an unobserved call pays only the check.
-    @inline(never)
-    func reportGroupCall(
-        _ helper: TempoSnapshot.Kind, _ key: GroupKey, dropped: Bool, catchUp: Bool, runNow: Bool
-    ) {
-        if catchUp { events.report(helper, key, .callRan) }
-        if dropped { events.report(helper, key, .callDropped) }
-        if runNow { events.report(helper, key, .callRan) }
-    }
-
-    /// Reports that a call of a debounce or throttle group ran (or, with `ran: false`, was
-    /// dropped); nothing for other kinds of entry.
-    func reportGroupRun<Entry: TableEntry>(_: Entry.Type, _ key: Entry.Key, ran: Bool = true) {
-        guard let group = Entry.self as? any GroupEntry.Type, let key = key as? GroupKey else {
-            return
-        }
-        events.report(group.helper, key, ran ? .callRan : .callDropped)
-    }
-
     /// Starts delivering a ``TempoEvent`` to `handler` for every decision the resilience
     /// helpers make in this registry from now on: breaker changes and rejections, rate-limit
     /// queueing, admissions after a wait, refusals and holds, concurrency-limit queueing, admissions,

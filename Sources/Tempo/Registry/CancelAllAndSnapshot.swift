@@ -14,46 +14,38 @@ extension TempoRegistry {
     /// ```
     public func cancelAll() {
         let now = clock.now()
-        var ended = EndedEntries(observed: events.isObserved)
+        var ended = EndedEntries()
         forEachShard { tables in
-            ended.take(DebounceState<Operation>.self, from: &tables, at: now)
-            ended.take(ThrottleState<Operation>.self, from: &tables, at: now)
-            ended.take(DelayState.self, from: &tables, at: now)
+            ended.take(DebounceState<Operation>.self, from: &tables, at: now, registry: self)
+            ended.take(ThrottleState<Operation>.self, from: &tables, at: now, registry: self)
+            ended.take(DelayState.self, from: &tables, at: now, registry: self)
         }
         for timer in ended.timers { timer.cancel() }
-        for (helper, key, ran) in ended.reports {
-            events.report(helper, key, ran ? .callRan : .callDropped)
-        }
-        for operation in ended.dropped { operation.discard() }
-        for operation in ended.due { operation.launch(clock) }
+        for (operation, stamp) in ended.dropped { operation.discard(reporting: stamp) }
+        for (operation, stamp) in ended.due { operation.launch(clock, reporting: stamp) }
         pulseDrains()
     }
 
     /// What `cancelAll()` collects under the locks and carries out after them.
     private struct EndedEntries {
         var timers: [TimerRef] = []
-        var due: [Operation] = []
-        var dropped: [Operation] = []
-        /// Whether someone observes the registry: then the groups' calls that run or are
-        /// dropped are reported (`reports`).
-        let observed: Bool
-        var reports: [(TempoSnapshot.Kind, GroupKey, ran: Bool)] = []
+        /// The calls that run and those dropped, each with the stamp of its decision.
+        var due: [(Operation, CallStamp?)] = []
+        var dropped: [(Operation, CallStamp?)] = []
 
         /// Ends every entry of one kind in a shard and empties its table.
         mutating func take<Entry: CallEntry>(
-            _: Entry.Type, from tables: inout Tables, at now: Duration
+            _: Entry.Type, from tables: inout Tables, at now: Duration, registry: TempoRegistry
         ) {
             Entry.access(&tables) { table, _ in
                 for (key, var slot) in table {
                     if let timer = slot.timer { timers.append(timer) }
                     let outcome = slot.state.cancel(at: now)
-                    if let operation = outcome.due { due.append(operation) }
-                    if let operation = outcome.dropped { dropped.append(operation) }
-                    if observed, let group = Entry.self as? any GroupEntry.Type,
-                        let key = key as? GroupKey
-                    {
-                        if outcome.due != nil { reports.append((group.helper, key, true)) }
-                        if outcome.dropped != nil { reports.append((group.helper, key, false)) }
+                    if let operation = outcome.due {
+                        due.append((operation, registry.stamp(Entry.self, key, at: now)))
+                    }
+                    if let operation = outcome.dropped {
+                        dropped.append((operation, registry.stamp(Entry.self, key, at: now)))
                     }
                 }
                 table.removeAll()

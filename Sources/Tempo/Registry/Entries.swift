@@ -184,10 +184,7 @@ extension TempoRegistry {
                 return (result.run, nil)
             }
         }
-        if let run = result?.run {
-            if events.isObserved { reportGroupRun(Entry.self, key) }
-            run.launch(clock)
-        }
+        if let run = result?.run { run.launch(clock, reporting: stamp(Entry.self, key, at: now)) }
         pulseDrains()
         return result?.next
     }
@@ -198,18 +195,22 @@ extension TempoRegistry {
     /// entry left idle leaves its table.
     private func withdraw<Entry: CallEntry>(_: Entry.Type, _ ticket: Ticket, key: Entry.Key) {
         let now = clock.now()
-        let timer = shard(key).tables.withLock { tables in
-            Entry.access(&tables) { table, _ -> TimerRef? in
-                guard var slot = table[key], slot.state.withdraw(ticket) else { return nil }
+        let (withdrawn, timer) = shard(key).tables.withLock { tables in
+            Entry.access(&tables) { table, _ -> (Operation?, TimerRef?) in
+                guard var slot = table[key], let withdrawn = slot.state.withdraw(ticket) else {
+                    return (nil, nil)
+                }
                 if slot.state.isIdle(at: now) {
                     table.removeLive(key)
-                    return slot.timer
+                    return (withdrawn, slot.timer)
                 }
                 table[key] = slot
-                return nil
+                return (withdrawn, nil)
             }
         }
         timer?.cancel()
+        // Its ticket is closed already (its task was cancelled): this only reports the drop.
+        withdrawn?.discard(reporting: stamp(Entry.self, key, at: now))
         pulseDrains()
     }
 
@@ -236,12 +237,9 @@ extension TempoRegistry {
         guard var slot = removed else { return }
         slot.timer?.cancel()
         let outcome = slot.state.cancel(at: now)
-        if events.isObserved {
-            if outcome.due != nil { reportGroupRun(Entry.self, key) }
-            if outcome.dropped != nil { reportGroupRun(Entry.self, key, ran: false) }
-        }
-        outcome.dropped?.discard()
-        if let due = outcome.due { firing { due.launch(clock) } }
+        let report = stamp(Entry.self, key, at: now)
+        outcome.dropped?.discard(reporting: report)
+        if let due = outcome.due { firing { _ = due.launch(clock, reporting: report) } }
         pulseDrains()
     }
 
@@ -274,10 +272,7 @@ extension TempoRegistry {
         }
         timer?.cancel()
         // Operations the registry starts see it as current, as a timer's do.
-        if let run {
-            if events.isObserved { reportGroupRun(Entry.self, key) }
-            firing { run.launch(clock) }
-        }
+        if let run { firing { _ = run.launch(clock, reporting: stamp(Entry.self, key, at: now)) } }
         // Also when nothing was flushed: a call made during a drain flushes its group, and the
         // drain must look again (a `.taskContext` run happens right here, uncounted).
         pulseDrains()

@@ -59,8 +59,9 @@ protocol CallEntry: TimedEntry {
     /// (`due`), the one still waiting never does (`dropped`).
     mutating func cancel(at now: Duration) -> (due: Operation?, dropped: Operation?)
 
-    /// Removes the waiting call if it is `ticket`'s (its task was cancelled); `false` if not.
-    mutating func withdraw(_ ticket: Ticket) -> Bool
+    /// Removes the waiting call if it is `ticket`'s (its task was cancelled) and returns it;
+    /// `nil` if not.
+    mutating func withdraw(_ ticket: Ticket) -> Operation?
 
     /// Nothing waiting and no window open: the entry can leave its table.
     func isIdle(at now: Duration) -> Bool

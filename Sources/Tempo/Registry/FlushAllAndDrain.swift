@@ -31,9 +31,10 @@ extension TempoRegistry {
             flushed.take(ThrottleState<Operation>.self, from: &tables, at: now, registry: self)
         }
         for timer in flushed.timers { timer.cancel() }
-        for (helper, key) in flushed.reports { events.report(helper, key, .callRan) }
         // Operations the registry starts see it as current, as a timer's do.
-        firing { for operation in flushed.runs { operation.launch(clock) } }
+        firing {
+            for (operation, stamp) in flushed.runs { operation.launch(clock, reporting: stamp) }
+        }
         // Only when something ran: a drain's own flush that ran nothing must not wake it, or it
         // would look again for ever. (A `.taskContext` run happens right here, uncounted.)
         if !flushed.runs.isEmpty { pulseDrains() }
@@ -42,9 +43,8 @@ extension TempoRegistry {
     /// What `flushAll()` collects under the locks and carries out after them.
     private struct FlushedEntries {
         var timers: [TimerRef] = []
-        var runs: [Operation] = []
-        /// The groups whose calls ran, when someone observes the registry.
-        var reports: [(TempoSnapshot.Kind, GroupKey)] = []
+        /// The calls that run, each with the stamp of its flush.
+        var runs: [(Operation, CallStamp?)] = []
 
         /// Flushes every entry of one kind in a shard; an entry left idle leaves its table.
         mutating func take<Entry: GroupEntry>(
@@ -54,11 +54,8 @@ extension TempoRegistry {
                 var idle: [Entry.Key] = []
                 for index in table.indices {
                     guard let run = table.values[index].state.flush(at: now) else { continue }
-                    runs.append(run)
                     let key = table.keys[index]
-                    if registry.events.isObserved, let group = key as? GroupKey {
-                        reports.append((Entry.helper, group))
-                    }
+                    runs.append((run, registry.stamp(Entry.self, key, at: now)))
                     if table.values[index].state.isIdle(at: now) {
                         idle.append(key)
                     } else if let wake = table.values[index].state.nextWake {

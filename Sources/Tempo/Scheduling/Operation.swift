@@ -10,11 +10,29 @@ enum Operation: Sendable {
     case ticket(Ticket)
     case async(AsyncOperation)
 
-    /// Runs the operation now, or hands it to its actor. Never blocks on another actor.
+    /// Runs the operation now, or hands it to its actor, and returns the task that runs it
+    /// when it is an ``AsyncOperation``. Never blocks on another actor.
+    ///
+    /// The one place a run is reported: every path that runs a call (at once, at its instant, as
+    /// a catch-up, flushed, found due by a cancel) launches it here, with the ``CallStamp`` of
+    /// the decision, which reports `callRan` before the operation starts. `nil`: nobody
+    /// observes, or the call is one no event is about (a `delay`'s).
+    @discardableResult
+    func launch(_ clock: EngineClock, reporting stamp: CallStamp?) -> Task<Void, Never>? {
+        stamp?.report(.callRan)
+        guard case .async(let operation) = self else {
+            launch(clock)
+            return nil
+        }
+        return operation.launch(clock)
+    }
+
+    /// Runs the operation now, or hands it to its actor, reporting nothing: only through
+    /// ``launch(_:reporting:)``.
     ///
     /// Tasks started here never inherit the timer runner's ``TimerDriver/isRunner`` flag, so
     /// code in an operation sees the flag of wherever it really runs.
-    func launch(_ clock: EngineClock) {
+    private func launch(_ clock: EngineClock) {
         if TimerDriver.isRunner {
             TimerDriver.$isRunner.withValue(false) { launch(clock, onRunner: true) }
         } else {
@@ -65,18 +83,13 @@ enum Operation: Sendable {
         }
     }
 
-    /// Launches the operation as ``launch(_:)`` does and, for an ``AsyncOperation``, returns
-    /// the task that runs it.
-    func launchReturningTask(_ clock: EngineClock) -> Task<Void, Never>? {
-        guard case .async(let operation) = self else {
-            launch(clock)
-            return nil
-        }
-        return operation.launch(clock)
-    }
-
     /// Tells a waiting task that its call will never run. Synchronous operations need nothing.
-    func discard() {
+    ///
+    /// The one place a drop is reported: every path that drops a call (replaced, dropped by its
+    /// mode, cancelled, withdrawn by its task) discards it here, with the ``CallStamp`` of the
+    /// decision, which reports `callDropped`.
+    func discard(reporting stamp: CallStamp?) {
+        stamp?.report(.callDropped)
         if case .ticket(let ticket) = self { ticket.close() }
     }
 

@@ -211,41 +211,31 @@ func runWhenGranted(
     }
 }
 
-/// What every `Task`-returning overload does: for a duration of zero or less, a task that runs
-/// the operation at once; otherwise a ticket task, whose call `register` hands to the engine
-/// before the task is returned (so the call is applied in call order, stamped at the call).
+/// What every `Task`-returning overload does: for a duration of zero or less, `register` hands
+/// the engine the operation itself, which it runs at once (and reports, as it reports every
+/// run), returning the task that runs it; otherwise a ticket task, whose call `register` hands to
+/// the engine before the task is returned (so the call is applied in call order, stamped at the
+/// call).
 func makeTicketedTask(
     after duration: Duration,
     in registry: TempoRegistry,
     by actorType: ActorType,
     onError: ErrorHandler?,
     operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void,
-    register: (Operation) -> Void
+    register: (Operation) -> Task<Void, Never>?
 ) -> Task<Void, Never> {
     guard duration > .zero else {
-        return immediateTask(by: actorType, onError: onError, operation: operation)
+        // The engine runs an asynchronous operation of no duration at once and returns its
+        // task: never `nil` here.
+        return register(.async(AsyncOperation(operation, on: actorType, onError: onError)))
+            ?? appliedCallTask
     }
     let ticket = Ticket()
     // A task made inside an operation of the same manual clock may be awaited there: the
     // operation counts as asleep until the task has run or will never run.
     ticket.holdCaller(of: registry.clock.host)
     let task = runWhenGranted(ticket, by: actorType, onError: onError, operation: operation)
-    register(.ticket(ticket))
+    _ = register(.ticket(ticket))
     ticket.parkCaller()
     return task
-}
-
-/// A task that runs `operation` at once on its actor (durations of zero or less). Whether the
-/// task was cancelled is checked on the actor, right before the operation.
-func immediateTask(
-    by actorType: ActorType,
-    onError: ErrorHandler?,
-    operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Void
-) -> Task<Void, Never> {
-    Task {
-        await actorType.run(onError: onError) {
-            guard !Task.isCancelled else { return }
-            try await operation()
-        }
-    }
 }

@@ -16,10 +16,9 @@ extension ThrottleState: TableEntry, TimedEntry, CallEntry, GroupEntry where Pay
 
     var nextWake: Duration? { closesAt }
 
-    mutating func withdraw(_ ticket: Ticket) -> Bool {
-        guard trailing?.isTicket(ticket) == true else { return false }
-        _ = cancelTrailing()
-        return true
+    mutating func withdraw(_ ticket: Ticket) -> Operation? {
+        guard trailing?.isTicket(ticket) == true else { return nil }
+        return cancelTrailing()
     }
 
     func snapshotEntry(key: GroupKey, now: Duration) -> TempoSnapshot.Entry {
@@ -41,18 +40,16 @@ extension TempoRegistry {
         _ key: GroupKey, duration: Duration, option: ThrottleOptions, operation: Operation
     ) -> Task<Void, Never>? {
         let now = clock.now()
-        guard duration > .zero else { return operation.launchReturningTask(clock) }
+        guard duration > .zero else {
+            return operation.launch(clock, reporting: stamp(.throttle, key, at: now))
+        }
         let result = enter(
             ThrottleState<Operation>.self, key, ticket: operation.ticket, new: { ThrottleState() }
         ) { $0.call(at: now, duration: duration, option: option, payload: operation) }
-        if events.isObserved {
-            reportGroupCall(
-                .throttle, key, dropped: result.dropped != nil, catchUp: result.catchUp != nil,
-                runNow: result.runNow != nil)
-        }
-        result.dropped?.discard()
-        result.catchUp?.launch(clock)
-        let task = result.runNow?.launchReturningTask(clock)
+        let report = stamp(.throttle, key, at: now)
+        result.catchUp?.launch(clock, reporting: report)
+        result.dropped?.discard(reporting: report)
+        let task = result.runNow?.launch(clock, reporting: report)
         // During a drain nothing waits: the call left pending runs now (see `drain(within:)`).
         if isDraining { flushWhileDraining(ThrottleState<Operation>.self, key) }
         return task

@@ -85,6 +85,9 @@ func runStateMachines(_ schedule: Schedule, lateness seed: UInt64) -> [[Trace.Ru
 
     for action in schedule.actions {
         switch action {
+        case .call(let index, let op) where schedule.groups[index].duration <= 0:
+            // The registry runs a call of no duration at once; its group's machine never sees it.
+            runs[index].append(.init(time: now, op: op))
         case .call(let index, let op):
             let group = schedule.groups[index]
             let due = dueInstant(machines[index])
@@ -128,6 +131,15 @@ func runStateMachines(_ schedule: Schedule, lateness seed: UInt64) -> [[Trace.Ru
             cancel(index)
         case .cancelAll:
             for index in machines.indices { cancel(index) }
+        case .release(let index):
+            // A `Debouncer` or `Throttler` goes away: its deinit flushes (when asked), then
+            // cancels; the object that takes its place is a new group.
+            if schedule.onDeinit == .flush { flush(index) }
+            cancel(index)
+            machines[index] =
+                schedule.groups[index].mode.isDebounce
+                ? .debounce(DebounceState()) : .throttle(ThrottleState())
+            wakes[index] = nil
         }
     }
     // Let every timer wake, late, until nothing is left.

@@ -166,6 +166,29 @@ private func runAwaited(
                     cancelThrottle(identifier: schedule.groups[index].name)
                 }
             case .cancelAll: registry.cancelAll()
+            case .release(let index):
+                // What a released `Debouncer` or `Throttler` does: flush (when asked), then
+                // cancel; the model's new group is as the cancelled one is left.
+                if schedule.onDeinit == .flush {
+                    if let debouncer = debouncers[index] {
+                        debouncer.flush()
+                    } else if let throttler = throttlers[index] {
+                        throttler.flush()
+                    } else if case .debounce = schedule.groups[index].mode {
+                        flushDebounce(identifier: schedule.groups[index].name)
+                    } else {
+                        flushThrottle(identifier: schedule.groups[index].name)
+                    }
+                }
+                if let debouncer = debouncers[index] {
+                    debouncer.cancel()
+                } else if let throttler = throttlers[index] {
+                    throttler.cancel()
+                } else if case .debounce = schedule.groups[index].mode {
+                    cancelDebounce(identifier: schedule.groups[index].name)
+                } else {
+                    cancelThrottle(identifier: schedule.groups[index].name)
+                }
             case .flushAll: registry.flushAll()
             case .drain:
                 // Runs here may sleep on the clock, which only the schedule moves: a drain
@@ -201,6 +224,8 @@ private func runAwaited(
         var configurations: [String: Int] = [:]
         for seed in ModelCheckTests.seeds(2_000, offset: 0x5E5) {
             let schedule = Schedule(seed: seed)
+            // A call of no duration runs at once, as ModelCheckTests checks: not awaited here.
+            guard schedule.groups.allSatisfy({ $0.duration > 0 }) else { continue }
             let scoped = seed % 2 == 1
             let latestWins = (seed / 2) % 2 == 1
             configurations["scoped \(scoped) latestWins \(latestWins)", default: 0] += 1
@@ -271,7 +296,8 @@ private func runAwaited(
             }
         }
         if getenv("TEMPO_MODEL_SEED") == nil {
-            #expect(configurations.count == 4 && configurations.values.allSatisfy { $0 >= 400 })
+            // About a quarter of the schedules have a group of no duration, and are skipped.
+            #expect(configurations.count == 4 && configurations.values.allSatisfy { $0 >= 300 })
         }
     }
 
@@ -286,6 +312,8 @@ private func runAwaited(
         var failures = 0
         for seed in ModelCheckTests.seeds(600, offset: 0x4E1D) {
             let schedule = Schedule(seed: seed)
+            // A call of no duration runs at once, as ModelCheckTests checks: not awaited here.
+            guard schedule.groups.allSatisfy({ $0.duration > 0 }) else { continue }
             let scoped = seed % 2 == 1
             let model = runModel(schedule)
             let released = releaseActions(schedule, model)

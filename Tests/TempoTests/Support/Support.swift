@@ -46,6 +46,13 @@ final class ScriptedClock: Clock, DeterministicClock, Sendable {
         return fire(now)
     }
 
+    /// Calls timer `index`'s callback as if it fired at `instant`, whatever the clock reads
+    /// (a timer that fired at its instant, handled a moment later).
+    func fire(_ index: Int, at instant: Duration) -> Duration? {
+        let fire = state.withLock { $0.timers[index].fire }
+        return fire(instant)
+    }
+
     func scheduleTimer(at deadline: Duration, _ fire: @escaping @Sendable (Duration) -> Duration?)
         -> UInt64
     {
