@@ -128,22 +128,23 @@ actor LateStarter {
     }
 }
 
-/// A window limit of one start a second on a ``SetClock``, with one start at 0 and a waiter on
-/// a ``LateStarter`` that the key's timer admits at 1 s, held there: its actor is busy.
+/// A limit of one start a second (a window, unless another is given) on a ``SetClock``, with one
+/// start at 0 and a waiter on a ``LateStarter`` that the key's timer admits at 1 s, held there:
+/// its actor is busy.
 struct HeldWaiter {
     let clock = SetClock()
     let registry: TempoRegistry
-    let limit = RateLimit.window(1, per: .seconds(1), margin: .zero)
+    let limit: RateLimit
     let caller = LateStarter()
     let waiting: Task<Void, any Error>
     /// The rate-limit admissions reported: "instant admitted after waited".
     let admissions = Log<String>()
     let observer: TempoObserver
 
-    init() async throws {
+    init(_ limit: RateLimit = .window(1, per: .seconds(1), margin: .zero)) async throws {
         let clock = clock
         let registry = TempoRegistry(clock: clock)
-        let limit = limit
+        self.limit = limit
         let caller = caller
         self.registry = registry
         let admissions = admissions
@@ -248,25 +249,12 @@ struct HeldWaiter {
 
     /// The same for a token bucket, whose tokens were taken at the admission and stay taken.
     @Test func aBucketWaiterCancelledBeforeItStartsDoesNotRun() async throws {
-        let clock = SetClock()
-        let registry = TempoRegistry(clock: clock)
-        let limit = RateLimit(1, per: .seconds(1), burst: 1)
-        try registry.withCurrent { try takeRatePermit(limit, identifier: "api") }
-        let caller = LateStarter()
-        let waiting = Task {
-            try await caller.start(limit, identifier: "api", registry: registry, clock: clock)
-        }
-        #expect(await eventually { Self.waiters(registry) == 1 })
-        caller.executor.hold()
-        clock.set(.seconds(1))
-        #expect(await eventually { caller.executor.pending > 0 })
-        waiting.cancel()
-        caller.executor.release()
-        await #expect(throws: CancellationError.self) { try await waiting.value }
-        #expect(await caller.startedAt == nil)
-        #expect(throws: RateLimitError.self) {
-            try registry.withCurrent { try takeRatePermit(limit, identifier: "api") }
-        }
+        let held = try await HeldWaiter(RateLimit(1, per: .seconds(1), burst: 1))
+        held.waiting.cancel()
+        held.caller.executor.release()
+        await #expect(throws: CancellationError.self) { try await held.waiting.value }
+        #expect(await held.caller.startedAt == nil)
+        #expect(throws: RateLimitError.self) { try held.take() }
     }
 
     static func waiters(_ registry: TempoRegistry) -> Int {
