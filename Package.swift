@@ -9,16 +9,22 @@ let package = Package(
     products: [
         .library(name: "Tempo", targets: ["Tempo"]),
         .library(name: "TempoTesting", targets: ["TempoTesting"]),
+        // Limits a fleet shares, kept in Redis through the user's own client: a library of its
+        // own, so that an app that does not use it builds none of it.
+        .library(name: "TempoRedis", targets: ["TempoRedis"]),
     ],
     targets: [
         .target(name: "Tempo"),
         .target(name: "TempoTesting", dependencies: ["Tempo"]),
+        .target(name: "TempoRedis", dependencies: ["Tempo"]),
         // Executable targets, not products: `swift run TempoDemo` and
         // `swift run TempoTimelines --check` work here, and a package that depends on Tempo
         // sees only the two libraries.
         .executableTarget(name: "TempoDemo", dependencies: ["Tempo"]),
         .executableTarget(name: "TempoTimelines", dependencies: ["Tempo", "TempoTesting"]),
         .testTarget(name: "TempoTests", dependencies: ["Tempo", "TempoTesting"]),
+        .testTarget(
+            name: "TempoRedisTests", dependencies: ["TempoRedis", "Tempo", "TempoTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )
