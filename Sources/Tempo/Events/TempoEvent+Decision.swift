@@ -15,6 +15,8 @@ extension TempoEvent.Decision {
         case .rateLimitAdmitted: "rateLimitAdmitted"
         case .rateLimitRefused: "rateLimitRefused"
         case .rateLimitHeld: "rateLimitHeld"
+        case .storeFailed: "storeFailed"
+        case .storeRecovered: "storeRecovered"
         case .concurrencyLimitQueued: "concurrencyLimitQueued"
         case .concurrencyLimitAdmitted: "concurrencyLimitAdmitted"
         case .concurrencyLimitRefused: "concurrencyLimitRefused"
@@ -50,7 +52,7 @@ extension TempoEvent.Decision {
         case .retryScheduled(_, _, let delay): delay
         case .breakerChanged, .breakerRejected, .concurrencyLimitQueued, .concurrencyLimitRefused,
             .retryStopped, .hedgeStarted, .hedgeWon, .hedgeFailed, .timedOut, .callDropped,
-            .callRan:
+            .callRan, .storeFailed, .storeRecovered:
             nil
         }
     }
@@ -71,6 +73,9 @@ extension TempoEvent.Decision: CustomStringConvertible {
         case .rateLimitAdmitted(let waited): "admitted after \(waited)"
         case .rateLimitRefused(let after, let waited): "refused after \(waited), free in \(after)"
         case .rateLimitHeld(let wait): "held for \(wait) by a retry-after"
+        case .storeFailed(let reason, true): "store failed (\(reason)), falling back"
+        case .storeFailed(let reason, false): "store failed (\(reason)), failing closed"
+        case .storeRecovered: "store recovered"
         case .concurrencyLimitQueued(let running, let queued):
             "queued, \(running) running, \(queued) queued"
         case .concurrencyLimitAdmitted(let waited): "admitted after \(waited)"

@@ -137,6 +137,26 @@ public struct TempoEvent: Sendable, CustomStringConvertible {
         /// }
         /// ```
         case rateLimitHeld(for: Duration)
+        /// A shared limit's store (TempoRedis's `SharedRateLimiter`) failed: it was slow past
+        /// its time limit, unreachable, or answered an error (`reason` says which). Reported
+        /// when the store starts failing, not for every call while it does; the calls then
+        /// fail closed, or go to the in-process limit the limiter falls back to
+        /// (`fellBack` `true`).
+        ///
+        /// ```swift
+        /// registry.observe { event in
+        ///     if case .storeFailed(let reason, _) = event.decision { print(reason) }
+        /// }
+        /// ```
+        case storeFailed(reason: String, fellBack: Bool)
+        /// A shared limit's store answered again after failing: calls are decided there again.
+        ///
+        /// ```swift
+        /// registry.observe { event in
+        ///     if case .storeRecovered = event.decision { print("store back") }
+        /// }
+        /// ```
+        case storeRecovered
         /// A call found every slot of its concurrency limit taken and joined the queue: after
         /// it, `running` calls hold a slot and `queued` wait (this one included).
         ///

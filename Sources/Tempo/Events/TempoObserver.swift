@@ -191,3 +191,18 @@ extension TempoRegistry {
         events.add(bufferLimit: bufferLimit, handler)
     }
 }
+
+extension TempoRegistry {
+    /// Reports `decision` on `key` of a `helper` to this registry's observers, at the clock's
+    /// reading now (nothing when nobody observes): the door TempoRedis's shared limits report
+    /// through, as the in-process helpers do.
+    package func report(
+        _ helper: TempoSnapshot.Kind, key: String, _ decision: TempoEvent.Decision
+    ) {
+        guard events.isObserved else { return }
+        events.report(helper, key, decision)
+    }
+
+    /// Whether anybody observes this registry's decisions.
+    package var isObserved: Bool { events.isObserved }
+}

@@ -97,3 +97,25 @@ extension RateLimit {
             ? WindowLimitSpan(permits: max(permits, 0), span: interval.adding(margin)) : nil
     }
 }
+
+extension RateLimit {
+    /// What a limit measures a call against, for a store outside the process (TempoRedis):
+    /// nothing, a window of `permits` starts in `span` (the interval and its margin), or a
+    /// bucket whose permit refills in `refill`, at most `burst` at once (zero: no permit is
+    /// ever free).
+    package enum Measure: Sendable, Equatable {
+        case unlimited
+        case window(permits: Int, span: Duration)
+        case bucket(refill: Duration, burst: Int)
+    }
+
+    /// What a call of this limit is measured against (see ``Measure``).
+    package var measure: Measure {
+        if margin != nil {
+            guard let window else { return .unlimited }
+            return .window(permits: window.permits, span: window.span)
+        }
+        guard let bucket else { return .unlimited }
+        return .bucket(refill: bucket.refill, burst: bucket.burst)
+    }
+}

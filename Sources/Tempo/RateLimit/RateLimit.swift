@@ -172,7 +172,7 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
 /// ```
 public struct RateLimitPolicy: Sendable, Hashable {
     /// How long a call may wait for its permit: `nil` as long as it takes, zero not at all.
-    let maxWait: Duration?
+    package let maxWait: Duration?
 
     /// Waits, first in first out, as long as it takes (cancelling the task stops the wait).
     ///
