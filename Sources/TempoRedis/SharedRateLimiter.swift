@@ -43,6 +43,9 @@ public struct SharedRateLimiter: Sendable {
     /// which holds the fallback's in-process limits.
     public let registry: TempoRegistry
     let health: StoreHealth
+    /// For tests only: decide at this process's own reading of a clock (microseconds) instead
+    /// of the Redis server's, to show what a fleet whose clocks disagree would do without it.
+    var localInstant: (@Sendable () -> Int64)?
 
     /// A limiter that keeps its limits in `store`.
     ///
@@ -125,9 +128,12 @@ public struct SharedRateLimiter: Sendable {
                 throw error
             }
         case .fallBack(let local):
-            return try await Tempo.rateLimit(
-                local, weight: weight, whenLimited: policy,
-                identifier: fallbackIdentifier(identifier), operation: operation)
+            // In the limiter's registry, whatever registry is current for the caller.
+            return try await registry.withCurrent {
+                try await Tempo.rateLimit(
+                    local, weight: weight, whenLimited: policy,
+                    identifier: fallbackIdentifier(identifier), operation: operation)
+            }
         }
     }
 
@@ -177,10 +183,12 @@ public struct SharedRateLimiter: Sendable {
         case .unlimited: return
         case .window:
             keys = [key(identifier, "h")]
-            arguments = ["", after, "", ""]
+            arguments = [decisionInstant(), after, "", ""]
         case .bucket(let refill, let burst):
             keys = [key(identifier, "b")]
-            arguments = ["", after, String(Self.microseconds(refill)), String(burst)]
+            arguments = [
+                decisionInstant(), after, String(Self.microseconds(refill)), String(burst),
+            ]
         }
         _ = try await run(.hold, keys: keys, arguments: arguments, identifier: identifier)
         registry.report(.rateLimit, key: identifier, .rateLimitHeld(for: retryAfter))
@@ -228,7 +236,8 @@ public struct SharedRateLimiter: Sendable {
             script = .windowAdmit
             keys = [key(identifier, "w"), key(identifier, "h")]
             arguments = [
-                "", String(Self.microseconds(span)), String(permits), String(weight), maxWait,
+                decisionInstant(), String(Self.microseconds(span)), String(permits),
+                String(weight), maxWait,
             ]
         case .bucket(let refill, let burst):
             guard weight <= burst else {
@@ -237,7 +246,8 @@ public struct SharedRateLimiter: Sendable {
             script = .bucketAdmit
             keys = [key(identifier, "b")]
             arguments = [
-                "", String(Self.microseconds(refill)), String(burst), String(weight), maxWait,
+                decisionInstant(), String(Self.microseconds(refill)), String(burst),
+                String(weight), maxWait,
             ]
         }
         let reply: [Int64]
@@ -325,6 +335,9 @@ public struct SharedRateLimiter: Sendable {
         }
         return error
     }
+
+    /// The instant a script decides at: empty for the Redis server's clock (`TIME`).
+    func decisionInstant() -> String { localInstant.map { String($0()) } ?? "" }
 
     /// `{prefix:identifier}:suffix`: one hash tag per identifier, so a Redis cluster keeps a
     /// key's parts on one node.

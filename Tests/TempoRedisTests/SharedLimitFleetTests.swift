@@ -1,0 +1,141 @@
+// A fleet through one shared window limit, on the real clock and the real network: instances
+// with registries and Redis connections of their own (and, in one test, processes of their
+// own), 8 tasks each, sending requests with URLSession to a local service that answers 429
+// above the limit in any rolling window (Tests/Fixtures/window_server.py), and counts.
+
+import Foundation
+import Testing
+
+@testable import Tempo
+@testable import TempoRedis
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite(
+    .enabled(if: RedisServer.isEnabled, RedisServer.notFoundComment),
+    .enabled(if: LoopbackServer.isEnabled("window_server.py")), .serialized)
+struct SharedLimitFleetTests {
+    /// The service's limit: 8 requests in any second; the fleet sends 24 a run (3 windows).
+    static let permits = 8
+    static let requests = 24
+    static let instances = 4
+    static let tasksPerInstance = 8
+
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 30
+        configuration.httpMaximumConnectionsPerHost = 32
+        return URLSession(configuration: configuration)
+    }()
+
+    /// What one run saw: the service's 429s and acceptances, and the share of the allowed
+    /// rate (the shortest time the service allows for the requests over the time the fleet's
+    /// starts took).
+    struct RunFigures: CustomStringConvertible {
+        var rejected: Int
+        var accepted: Int
+        var share: Double
+        var description: String {
+            "\(rejected) x 429, \(accepted) accepted, \(Int(share * 100))% of the allowed rate"
+        }
+    }
+
+    /// Sends `requests` requests from `instances` instances of 8 tasks, each instance with a
+    /// connection and a registry of its own; `clockOffsets` (microseconds), when given, make
+    /// each instance decide on its own clock, that far off, instead of the Redis server's.
+    static func run(
+        redis: RedisServer, service: LoopbackServer, clockOffsets: [Int64]? = nil
+    ) async throws -> RunFigures {
+        let key = UUID().uuidString
+        let url = service.url("/limited?key=\(key)&n=\(permits)&window=1")
+        let limit = RateLimit.window(permits, per: .seconds(1))
+        let next = Lock(0)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for instance in 0..<instances {
+                var shared = SharedRateLimiter(
+                    store: redis.client(), whenStoreFails: .failClosed,
+                    registry: TempoRegistry(clock: ContinuousClock()))
+                if let offset = clockOffsets?[instance] {
+                    shared.localInstant = { wallMicroseconds() + offset }
+                }
+                for _ in 0..<tasksPerInstance {
+                    group.addTask { [shared] in
+                        while next.withLock({ count in
+                            defer { count += 1 }
+                            return count < requests
+                        }) {
+                            _ = try await shared.rateLimit(limit, identifier: "fleet-\(key)") {
+                                try await session.data(from: url)
+                            }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        return try await figures(service, key: key)
+    }
+
+    /// The service's counts for `key`, and the rate measured at its arrivals.
+    static func figures(_ service: LoopbackServer, key: String) async throws -> RunFigures {
+        let (data, _) = try await session.data(from: service.url("/stats?key=\(key)"))
+        let fields = String(decoding: data, as: UTF8.self).split(separator: " ").map {
+            Double($0) ?? 0
+        }
+        let arrivals = Array(fields.dropFirst(2))
+        let windows = Double((requests + permits - 1) / permits - 1)
+        let took = (arrivals.last ?? 0) - (arrivals.first ?? 0)
+        return RunFigures(
+            rejected: Int(fields[1]), accepted: Int(fields[0]),
+            share: took > 0 ? windows / took : 0)
+    }
+
+    /// Microseconds on the wall clock, which machines of a fleet disagree on.
+    static func wallMicroseconds() -> Int64 {
+        Int64(Date().timeIntervalSince1970 * 1_000_000)
+    }
+
+    @Test func realClockAFleetOfFourSharesOneWindowWithoutTrippingTheService() async throws {
+        try await measuredAlone {
+            let redis = try RedisServer()
+            try await redis.start()
+            let service = try await LoopbackServer.start("window_server.py")
+            defer { service.stop() }
+            for run in 1...10 {
+                let figures = try await Self.run(redis: redis, service: service)
+                print("[SharedLimitFleet] run \(run): \(figures)")
+                #expect(figures.rejected == 0, "run \(run): \(figures)")
+                #expect(figures.accepted == Self.requests)
+                #expect(figures.share >= 0.9, "run \(run): \(figures)")
+            }
+            await redis.stop()
+        }
+    }
+
+    /// Instances whose clocks are seconds apart (simulated: each reads the wall clock plus
+    /// its offset). Deciding each on its own clock, the one behind admits starts the others
+    /// already used, and the service refuses some; the limiter decides on the Redis server's
+    /// clock, and never reads the instance's for a decision.
+    @Test func realClockInstancesWhoseClocksDisagreeWouldTripTheServiceWithoutTheServersClock()
+        async throws
+    {
+        try await measuredAlone {
+            let redis = try RedisServer()
+            try await redis.start()
+            let service = try await LoopbackServer.start("window_server.py")
+            defer { service.stop() }
+            let offsets: [Int64] = [0, 1_500_000, -2_000_000, 3_000_000]
+            let local = try await Self.run(redis: redis, service: service, clockOffsets: offsets)
+            print("[SharedLimitFleet] clocks offset, each deciding on its own: \(local)")
+            #expect(local.rejected > 0, "the offsets changed nothing: \(local)")
+            let shared = SharedRateLimiter(store: redis.client(), whenStoreFails: .failClosed)
+            #expect(shared.decisionInstant() == "")
+            let server = try await Self.run(redis: redis, service: service)
+            print("[SharedLimitFleet] the server's clock: \(server)")
+            #expect(server.rejected == 0)
+            await redis.stop()
+        }
+    }
+}

@@ -1,0 +1,241 @@
+// SharedRateLimiter against a real redis-server: admissions, waits, refusals, cancellation,
+// holds, expiry, one command per admission, and what a call does when the store fails. Real
+// clock: durations are short, and every bound has a margin for a loaded machine.
+
+import Foundation
+import Testing
+
+@testable import Tempo
+@testable import TempoRedis
+
+/// A retry-after the operation throws, as a 429 would.
+struct SlowDownReply: Error, RetryAfterProviding {
+    var retryAfter: Duration?
+}
+
+/// The events a registry reported, by name.
+final class EventLog: Sendable {
+    private let events = Lock<[TempoEvent]>([])
+    let observer: TempoObserver
+
+    init(_ registry: TempoRegistry) {
+        let events = events
+        observer = registry.observe { event in events.withLock { $0.append(event) } }
+    }
+
+    var names: [String] { events.withLock { $0.map(\.decision.name) } }
+    var all: [TempoEvent] { events.withLock { $0 } }
+}
+
+/// How long `body` took, on the continuous clock.
+func elapsed(_ body: () async throws -> Void) async rethrows -> Duration {
+    let start = ContinuousClock.now
+    try await body()
+    return ContinuousClock.now - start
+}
+
+@Suite(.enabled(if: RedisServer.isEnabled, RedisServer.notFoundComment), .serialized)
+struct SharedRateLimiterTests {
+    static func started() async throws -> RedisServer {
+        let server = try RedisServer()
+        try await server.start()
+        return server
+    }
+
+    @Test func aWindowAdmitsItsPermitsAtOnceThenReservesTheNextStart() async throws {
+        let server = try await Self.started()
+        let client = server.client()
+        let shared = SharedRateLimiter(store: client, whenStoreFails: .failClosed)
+        let limit = RateLimit.window(3, per: .milliseconds(400), margin: .zero)
+        let first = try await elapsed {
+            for _ in 0..<3 { try await shared.takePermit(limit, identifier: "w") }
+        }
+        #expect(first < .milliseconds(200), "three free permits took \(first)")
+        let fourth = try await elapsed { try await shared.takePermit(limit, identifier: "w") }
+        #expect(fourth >= .milliseconds(250), "the fourth start came after \(fourth)")
+        #expect(fourth < .milliseconds(1_500))
+        // One command for each admission, the waiter's too: no polling.
+        #expect(client.commandsSent == 4)
+        await server.stop()
+    }
+
+    @Test func aRejectingCallIsRefusedWithTheWaitTheStoreWorkedOut() async throws {
+        let server = try await Self.started()
+        let shared = SharedRateLimiter(store: server.client(), whenStoreFails: .failClosed)
+        let limit = RateLimit.window(2, per: .seconds(2), margin: .zero)
+        try await shared.takePermit(limit, identifier: "r")
+        try await shared.takePermit(limit, identifier: "r")
+        let refusal = await #expect(throws: RateLimitError.self) {
+            try await shared.takePermit(limit, whenLimited: .reject, identifier: "r")
+        }
+        let after = try #require(refusal?.retryAfter)
+        #expect(after > .milliseconds(1_000) && after <= .seconds(2), "retry after \(after)")
+        await server.stop()
+    }
+
+    @Test func aCallWhoseStartWouldComeAfterItsMaximumWaitIsRefusedAtOnce() async throws {
+        let server = try await Self.started()
+        let shared = SharedRateLimiter(store: server.client(), whenStoreFails: .failClosed)
+        let limit = RateLimit.window(1, per: .seconds(3), margin: .zero)
+        try await shared.takePermit(limit, identifier: "m")
+        let took = try await elapsed {
+            await #expect(throws: RateLimitError.self) {
+                try await shared.takePermit(
+                    limit, whenLimited: .wait(atMost: .seconds(1)), identifier: "m")
+            }
+        }
+        #expect(took < .milliseconds(500), "refused after \(took), not at once")
+        await server.stop()
+    }
+
+    @Test func weightsAboveTheLimitAndOfZeroNeverAskTheStore() async throws {
+        let server = try await Self.started()
+        let client = server.client()
+        let shared = SharedRateLimiter(store: client, whenStoreFails: .failClosed)
+        await #expect(throws: RateLimitError.cannotAdmit(weight: 4, burst: 3)) {
+            try await shared.takePermit(.window(3, per: .seconds(1)), weight: 4, identifier: "c")
+        }
+        await #expect(throws: RateLimitError.cannotAdmit(weight: 6, burst: 5)) {
+            try await shared.takePermit(RateLimit(5, per: .seconds(1)), weight: 6, identifier: "c")
+        }
+        var ran = 0
+        try await shared.rateLimit(.window(3, per: .seconds(1)), weight: 0, identifier: "c") {
+            ran += 1
+        }
+        try await shared.rateLimit(RateLimit(3, per: .zero), identifier: "c") { ran += 1 }
+        #expect(ran == 2)
+        #expect(client.commandsSent == 0)
+        await server.stop()
+    }
+
+    @Test func aTokenBucketSpacesCallsByItsRefillAcrossInstances() async throws {
+        let server = try await Self.started()
+        let one = SharedRateLimiter(store: server.client(), whenStoreFails: .failClosed)
+        let two = SharedRateLimiter(store: server.client(), whenStoreFails: .failClosed)
+        let limit = RateLimit(5, per: .seconds(1), burst: 1)   // one every 200 ms
+        let took = try await elapsed {
+            for index in 0..<4 {
+                try await (index.isMultiple(of: 2) ? one : two).takePermit(limit, identifier: "b")
+            }
+        }
+        #expect(took >= .milliseconds(580), "four calls 200 ms apart took \(took)")
+        await server.stop()
+    }
+
+    @Test func aCancelledWaiterGivesItsStartBack() async throws {
+        let server = try await Self.started()
+        let client = server.client()
+        let shared = SharedRateLimiter(store: client, whenStoreFails: .failClosed)
+        let limit = RateLimit.window(1, per: .seconds(1), margin: .zero)
+        try await shared.takePermit(limit, identifier: "x")
+        let waiter = Task { try await shared.takePermit(limit, identifier: "x") }
+        try await Task.sleep(for: .milliseconds(200))
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        // Its start (1 s after the first) was given back: one start is left in the window.
+        let held = try await client.command("ZCARD", "{tempo:x}:w")
+        #expect(held == .integer(1))
+        await server.stop()
+    }
+
+    @Test func aRetryAfterHoldsTheKeyForEveryInstance() async throws {
+        let server = try await Self.started()
+        let one = SharedRateLimiter(store: server.client(), whenStoreFails: .failClosed)
+        let two = SharedRateLimiter(store: server.client(), whenStoreFails: .failClosed)
+        let limit = RateLimit.window(10, per: .seconds(1)).holdingOnRetryAfter()
+        await #expect(throws: SlowDownReply.self) {
+            try await one.rateLimit(limit, identifier: "h") {
+                throw SlowDownReply(retryAfter: .milliseconds(600))
+            }
+        }
+        let took = try await elapsed { try await two.takePermit(limit, identifier: "h") }
+        #expect(took >= .milliseconds(450), "the other instance waited \(took)")
+        await server.stop()
+    }
+
+    @Test func idleKeysExpire() async throws {
+        let server = try await Self.started()
+        let client = server.client()
+        let shared = SharedRateLimiter(store: client, whenStoreFails: .failClosed)
+        try await shared.takePermit(.window(5, per: .milliseconds(200), margin: .zero), identifier: "e")
+        try await shared.takePermit(RateLimit(5, per: .milliseconds(200)), identifier: "e")
+        #expect(try await client.command("DBSIZE") == .integer(3))
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(try await client.command("DBSIZE") == .integer(0))
+        await server.stop()
+    }
+
+    @Test func aPausedStoreFailsClosedWithinTheTimeLimitAndRecovers() async throws {
+        let server = try await Self.started()
+        let registry = TempoRegistry()
+        let log = EventLog(registry)
+        let shared = SharedRateLimiter(
+            store: server.client(ioTimeout: .seconds(3)), timeLimit: .milliseconds(150),
+            retryStoreAfter: .milliseconds(100), whenStoreFails: .failClosed, registry: registry)
+        let limit = RateLimit.window(100, per: .seconds(1))
+        try await shared.takePermit(limit, identifier: "p")
+        try await server.pause(for: .milliseconds(1_200))
+        var error: SharedLimitStoreError?
+        let took = await elapsed {
+            do { try await shared.takePermit(limit, identifier: "p") } catch {
+                error = error as? SharedLimitStoreError
+            }
+        }
+        #expect(error?.reason == .timedOut(after: .milliseconds(150)))
+        #expect(took < .milliseconds(600), "settled after \(took)")
+        try await Task.sleep(for: .milliseconds(4_000))
+        try await shared.takePermit(limit, identifier: "p")
+        log.observer.cancel()
+        let names = log.names
+        #expect(names.contains("storeFailed"))
+        #expect(names.last == "storeRecovered" || names.contains("storeRecovered"))
+        await server.stop()
+    }
+
+    @Test func aDeadStoreFallsBackToTheShareOfOneInstance() async throws {
+        let server = try await Self.started()
+        let registry = TempoRegistry()
+        let log = EventLog(registry)
+        let shared = SharedRateLimiter(
+            store: server.client(ioTimeout: .milliseconds(500)), timeLimit: .milliseconds(300),
+            whenStoreFails: .fallBack(dividingBy: 2), registry: registry)
+        await server.kill()
+        let limit = RateLimit.window(4, per: .seconds(5))
+        // The share of one of two instances: 2 in the window, in the limiter's registry.
+        try await shared.takePermit(limit, whenLimited: .reject, identifier: "f")
+        try await shared.takePermit(limit, whenLimited: .reject, identifier: "f")
+        await #expect(throws: RateLimitError.self) {
+            try await shared.takePermit(limit, whenLimited: .reject, identifier: "f")
+        }
+        #expect(registry.snapshot().entries.count == 1)
+        log.observer.cancel()
+        let failed = log.all.filter { $0.decision.name == "storeFailed" }
+        #expect(failed.count == 1, "\(log.names)")
+        if case .storeFailed(_, let fellBack) = failed.first?.decision { #expect(fellBack) }
+    }
+
+    @Test func aFlushedScriptCacheIsReloadedWithoutTheCallerNoticing() async throws {
+        let server = try await Self.started()
+        let client = server.client()
+        let shared = SharedRateLimiter(store: client, whenStoreFails: .failClosed)
+        let limit = RateLimit.window(10, per: .seconds(1))
+        try await shared.takePermit(limit, identifier: "s")
+        try await server.flushScripts()
+        try await shared.takePermit(limit, identifier: "s")
+        #expect(client.evalCount == 2)
+        await server.stop()
+    }
+
+    @Test func everyScriptIsNamedByTheSHA1OfItsSource() async throws {
+        let server = try await Self.started()
+        let client = server.client()
+        for script in RedisScript.all {
+            #expect(
+                try await client.command("SCRIPT", "LOAD", script.source) == .bulk(script.sha1),
+                "\(script.name)")
+        }
+        #expect(SHA1.hex(of: Array("abc".utf8)) == "a9993e364706816aba3e25717850c26c9cd0d89d")
+        #expect(SHA1.hex(of: []) == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        await server.stop()
+    }
+}
