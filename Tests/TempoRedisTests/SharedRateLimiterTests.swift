@@ -238,4 +238,81 @@ struct SharedRateLimiterTests {
         #expect(SHA1.hex(of: []) == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
         await server.stop()
     }
+
+    @Test func aBucketReservationComesBackOnlyWhenNobodyReservedAfterIt() async throws {
+        let server = try await Self.started()
+        let client = server.client()
+        let keys = ["{tempo:g}:b"]
+        func admit() async throws -> [Int64] {
+            try await client.evaluate(
+                .bucketAdmit, keys: keys, arguments: ["", "1000000", "1", "1", ""])
+        }
+        _ = try await admit()
+        let second = try await admit()
+        let third = try await admit()
+        func undo(_ reply: [Int64]) async throws -> [Int64] {
+            try await client.evaluate(
+                .bucketCancel, keys: keys,
+                arguments: ["", String(reply[3]), String(reply[4]), String(reply[5])])
+        }
+        // The second has the third behind it: its permit stays taken.
+        #expect(try await undo(second) == [0])
+        // The third is the latest: its permit comes back, and the next call takes its start.
+        #expect(try await undo(third) == [1])
+        let next = try await admit()
+        #expect(next[1] == third[1] || abs(next[1] - third[1]) < 100_000)
+        await server.stop()
+    }
+
+    @Test func durationsBecomeWholeMicrosecondsNeverShorterForALimit() {
+        #expect(SharedRateLimiter.microseconds(.nanoseconds(1_500)) == 2)
+        #expect(SharedRateLimiter.microseconds(.nanoseconds(1_500), roundingUp: false) == 1)
+        #expect(SharedRateLimiter.microseconds(.seconds(1)) == 1_000_000)
+        #expect(SharedRateLimiter.microseconds(.seconds(-1)) == 0)
+        #expect(SharedRateLimiter.microseconds(.seconds(Int64.max)) == 1 << 52)
+    }
+
+    @Test func aCallOfTheWholeWindowIsAdmitted() async throws {
+        let server = try await Self.started()
+        let shared = SharedRateLimiter(store: server.client(), whenStoreFails: .failClosed)
+        try await shared.takePermit(.window(3, per: .seconds(1)), weight: 3, identifier: "all")
+        try await shared.takePermit(RateLimit(4, per: .seconds(1)), weight: 4, identifier: "all")
+        await server.stop()
+    }
+
+    @Test func afterAFailureCallsSkipTheStoreForAWhile() async throws {
+        let server = try await Self.started()
+        let client = server.client(ioTimeout: .seconds(3))
+        let shared = SharedRateLimiter(
+            store: client, timeLimit: .milliseconds(150), retryStoreAfter: .seconds(5),
+            whenStoreFails: .failClosed)
+        let limit = RateLimit.window(100, per: .seconds(1))
+        try await server.pause(for: .milliseconds(1_000))
+        await #expect(throws: SharedLimitStoreError.self) {
+            try await shared.takePermit(limit, identifier: "k")
+        }
+        let sent = client.commandsSent
+        let took = await elapsed {
+            await #expect(throws: SharedLimitStoreError.self) {
+                try await shared.takePermit(limit, identifier: "k")
+            }
+        }
+        #expect(took < .milliseconds(100), "the second call asked the store: \(took)")
+        #expect(client.commandsSent == sent)
+        await server.stop()
+    }
+
+    @Test func theLimitersOwnRefusalHoldsNothing() async throws {
+        let server = try await Self.started()
+        let shared = SharedRateLimiter(store: server.client(), whenStoreFails: .failClosed)
+        let limit = RateLimit.window(10, per: .seconds(1)).holdingOnRetryAfter()
+        await #expect(throws: RateLimitError.self) {
+            try await shared.rateLimit(limit, identifier: "n") {
+                throw RateLimitError.limited(retryAfter: .seconds(2))
+            }
+        }
+        let took = try await elapsed { try await shared.takePermit(limit, identifier: "n") }
+        #expect(took < .milliseconds(500), "held by the limiter's own refusal: \(took)")
+        await server.stop()
+    }
 }
