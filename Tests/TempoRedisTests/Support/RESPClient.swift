@@ -403,7 +403,6 @@ private final class Worker: Sendable {
 
     private struct Queue {
         var jobs: [Job] = []
-        var next = 0
         var stopped = false
     }
 
@@ -437,16 +436,10 @@ private final class Worker: Sendable {
         var connection: Connection?
         while true {
             signal.wait()
+            // Taken out of the queue, so that the job (and the client it holds) is released
+            // here, outside the lock: a client's `deinit` takes the lock to stop the worker.
             let job: Job? = queue.withLock { queue in
-                guard queue.next < queue.jobs.count else { return nil }
-                defer {
-                    queue.next += 1
-                    if queue.next == queue.jobs.count {
-                        queue.jobs.removeAll(keepingCapacity: true)
-                        queue.next = 0
-                    }
-                }
-                return queue.jobs[queue.next]
+                queue.jobs.isEmpty ? nil : queue.jobs.removeFirst()
             }
             // No job for a signal: it was the stop's, and every job queued has run.
             guard let job else { break }
