@@ -22,9 +22,7 @@ let package = Package(
         // sees only the two libraries.
         .executableTarget(name: "TempoDemo", dependencies: ["Tempo"]),
         .executableTarget(name: "TempoTimelines", dependencies: ["Tempo", "TempoTesting"]),
-        .testTarget(name: "TempoTests", dependencies: ["Tempo", "TempoTesting"]),
-        .testTarget(
-            name: "TempoRedisTests", dependencies: ["TempoRedis", "Tempo", "TempoTesting"]),
+        .testTarget(name: "TempoTests", dependencies: ["Tempo", "TempoTesting", "TempoRedis"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -281,7 +281,13 @@ public struct SharedRateLimiter: Sendable {
                 guard reply.count >= 6 else { throw error }
                 undo = (.bucketCancel, ["", String(reply[3]), String(reply[4]), String(reply[5])])
             }
-            _ = try? await run(undo.0, keys: keys, arguments: undo.1, identifier: identifier)
+            // From a task of its own: this one is cancelled, and a client may refuse to send
+            // from a cancelled task.
+            let limiter = self
+            await Task {
+                _ = try? await limiter.run(
+                    undo.0, keys: keys, arguments: undo.1, identifier: identifier)
+            }.value
             throw error
         }
         registry.report(.rateLimit, key: identifier, .rateLimitAdmitted(waited: wait))

@@ -219,7 +219,10 @@ enum TimeLimited {
         } onCancel: {
             race.finish(.cancelled)
         }
-        worker.cancel()
+        // The store call is not cancelled: a client that closes its connection when a command
+        // is cancelled (valkey-swift does) would fail the commands queued behind it. It ends
+        // in the background, its answer dropped.
+        _ = worker
         timer.cancel()
         return outcome
     }

@@ -51,7 +51,7 @@ struct SharedLimitFleetTests {
         let key = UUID().uuidString
         let url = service.url("/limited?key=\(key)&n=\(permits)&window=1")
         let limit = RateLimit.window(permits, per: .seconds(1))
-        let next = Lock(0)
+        let next = RequestNumbers()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for instance in 0..<instances {
                 var shared = SharedRateLimiter(
@@ -62,10 +62,7 @@ struct SharedLimitFleetTests {
                 }
                 for _ in 0..<tasksPerInstance {
                     group.addTask { [shared] in
-                        while next.withLock({ count in
-                            defer { count += 1 }
-                            return count < requests
-                        }) {
+                        while next.take(below: requests) {
                             _ = try await shared.rateLimit(limit, identifier: "fleet-\(key)") {
                                 try await session.data(from: url)
                             }
@@ -136,6 +133,19 @@ struct SharedLimitFleetTests {
             print("[SharedLimitFleet] the server's clock: \(server)")
             #expect(server.rejected == 0)
             await redis.stop()
+        }
+    }
+}
+
+/// Hands out request numbers to a fleet's tasks, under a lock.
+private final class RequestNumbers: Sendable {
+    private let count = Lock(0)
+
+    /// Takes the next number; `false` once `limit` were taken.
+    func take(below limit: Int) -> Bool {
+        count.withLock { count in
+            defer { count += 1 }
+            return count < limit
         }
     }
 }
