@@ -8,8 +8,8 @@ it), a code block holds 87 characters of DocC's monospace font; the limit keeps 
 for fonts a little wider than the one measured.
 
 Checked: every fenced block (any language: shell commands and output are cut the same way) of
-README.md and Docs/**/*.md, and every fenced block of the `///` doc comments of Sources/Tempo
-and Sources/TempoTesting, whose examples DocC shows on the reference pages. A character counts
+README.md and Docs/**/*.md, and every fenced block of the `///` doc comments of Sources/Tempo,
+Sources/TempoTesting and Sources/TempoRedis, whose examples the reference pages show. A character counts
 one column (tabs four).
 
   scripts/check-code-width.py              report each line over the limit; exit 1 if any
@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT = 86
-DOC_SOURCES = ["Sources/Tempo", "Sources/TempoTesting"]
+DOC_SOURCES = ["Sources/Tempo", "Sources/TempoTesting", "Sources/TempoRedis"]
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 

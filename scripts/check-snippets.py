@@ -2,10 +2,10 @@
 """Compiles every Swift code example of the documentation against Tempo.
 
 Examples are the ```swift blocks of README.md and Docs/**/*.md, and the ```swift blocks in
-`///` doc comments under Sources/Tempo and Sources/TempoTesting. The script writes a scratch
-Swift package (.build/snippets, never committed) that depends on this repository by path
-(products Tempo and TempoTesting), puts every example in it, builds it, and reports each
-failing example by its own file and line with the compiler's error.
+`///` doc comments under Sources/Tempo, Sources/TempoTesting and Sources/TempoRedis. The script
+writes a scratch Swift package (.build/snippets, never committed) that depends on this
+repository by path (products Tempo, TempoTesting and TempoRedis), puts every example in it,
+builds it, and reports each failing example by its own file and line with the compiler's error.
 
 How an example is compiled (see CONTRIBUTING.md, "Code examples compile"):
 
@@ -23,12 +23,17 @@ How an example is compiled (see CONTRIBUTING.md, "Code examples compile"):
   * Names an example uses without declaring them (`api`, `store`, `draft`, `search(_:)`, ...)
     come from scripts/snippet-stubs.swift. A Markdown example sees only the names listed in an
     HTML comment right before its block, `<!-- snippet-context: api, draft -->`; a doc-comment
-    example sees all of them. The same comment takes these words too:
+    example sees all of them (one under Sources/TempoRedis imports TempoRedis too). The same
+    comment takes these words too:
       top-level | function | manifest   how to compile the block, when the guess is wrong
       import Foundation                 a module the example uses without importing it
       testable                          `@testable import Tempo`: internal API is visible
       excerpt Sources/Tempo/X.swift     the block quotes that file: each of its lines (but
                                         `...` and `// ...`) must appear there, in order
+  * An example importing a Redis client (`import Valkey`, `import RediStack`, `import NIOCore`)
+    gets that module from scripts/snippet-stubs-redis-clients.swift: stand-ins with the real
+    packages' signatures and `fatalError()` bodies, one module each (`// snippet-module: Name`
+    starts one), so that an adapter compiles as a user writes it, without fetching the clients.
   * An example importing a module that not every platform has (SwiftUI, UIKit, ...) is
     compiled under `#if canImport(...)`: only where the module exists.
   * Examples on a declaration that is not public (explicitly `package`, `internal`, `private`
@@ -48,6 +53,7 @@ Only the Python 3 standard library is used.
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import shutil
 import subprocess
@@ -58,13 +64,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 STUBS = ROOT / "scripts" / "snippet-stubs.swift"
+# Stand-ins for the Redis clients an adapter example imports: a module per `// snippet-module:`.
+CLIENT_STUBS = ROOT / "scripts" / "snippet-stubs-redis-clients.swift"
 DEFAULT_SCRATCH = ROOT / ".build" / "snippets"
-DOC_SOURCES = ["Sources/Tempo", "Sources/TempoTesting"]
+DOC_SOURCES = ["Sources/Tempo", "Sources/TempoTesting", "Sources/TempoRedis"]
 HOST = "Screen"  # the stub type whose method an example that uses `self` becomes
 # Modules every platform Tempo supports has; an example importing any other is compiled only
-# where it exists.
-CORE_MODULES = {"Tempo", "TempoTesting", "Testing", "Foundation", "Synchronization", "Dispatch",
-                "SnippetStubs", "_Concurrency", "Swift"}
+# where it exists. (The client stand-ins of CLIENT_STUBS are always there too.)
+CORE_MODULES = {"Tempo", "TempoTesting", "TempoRedis", "Testing", "Foundation", "Synchronization",
+                "Dispatch", "SnippetStubs", "_Concurrency", "Swift"}
 
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^\s`]*)")
 DIRECTIVE = re.compile(r"<!--\s*snippet-context:(.*?)-->", re.S)
@@ -364,6 +372,50 @@ def check_excerpt(block: Block) -> list[str]:
 # MARK: The scratch package
 
 
+@dataclass
+class ClientModule:
+    """A stand-in for a Redis client's module (or one it exposes), from CLIENT_STUBS."""
+    name: str
+    settings: list[str] = field(default_factory=list)  # SwiftSetting expressions of its target
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def dependencies(self) -> list[str]:
+        """The other stand-ins it imports (`import NIOCore`, `import protocol Foundation.X`)."""
+        others = {module.name for module in client_modules()} - {self.name}
+        found = []
+        for line in self.lines:
+            if IMPORT_LINE.match(line):
+                module = line.split("import", 1)[1].split()[-1].split(".")[0]
+                if module in others and module not in found:
+                    found.append(module)
+        return found
+
+
+CLIENT_MODULE = re.compile(r"^// snippet-module: (\w+)\s*$")
+CLIENT_SETTING = re.compile(r"^// snippet-setting: (.+)$")
+
+
+@functools.cache
+def client_modules() -> tuple[ClientModule, ...]:
+    """The modules of CLIENT_STUBS: `// snippet-module: Name` starts one (what comes before the
+    first is the file's own comment), and each `// snippet-setting: <SwiftSetting>` line in it
+    adds a setting to its target (`.swiftLanguageMode(.v5)`, as the real package builds it)."""
+    if not CLIENT_STUBS.exists():
+        return ()
+    modules: list[ClientModule] = []
+    for line in CLIENT_STUBS.read_text(encoding="utf-8").splitlines():
+        start = CLIENT_MODULE.match(line)
+        if start:
+            modules.append(ClientModule(start.group(1)))
+        elif modules:
+            setting = CLIENT_SETTING.match(line)
+            if setting:
+                modules[-1].settings.append(setting.group(1).strip())
+            modules[-1].lines.append(line)
+    return tuple(modules)
+
+
 def stub_kinds() -> dict[str, str]:
     """Each top-level name of the stubs file and its kind, for `import <kind> SnippetStubs.Name`."""
     kinds = {}
@@ -396,6 +448,8 @@ class Generated:
 def imports_of(blocks: list[Block]) -> list[str]:
     testable = "@testable " if any(b.testable for b in blocks) else ""
     found = [f"{testable}import Tempo", f"{testable}import TempoTesting"]
+    if any(b.kind == "doc-comment" and b.source.startswith("Sources/TempoRedis/") for b in blocks):
+        found.append(f"{testable}import TempoRedis")  # the module the example documents
     for block in blocks:
         for line in block.lines:
             statement = " ".join(line.split("//")[0].split())
@@ -413,9 +467,10 @@ def imports_of(blocks: list[Block]) -> list[str]:
 def platform_modules(blocks: list[Block]) -> list[str]:
     """Modules the examples import that not every platform has (SwiftUI, UIKit, ...)."""
     modules = []
+    always = CORE_MODULES | {client.name for client in client_modules()}
     for line in imports_of(blocks):
         module = line.split("import", 1)[1].split()[-1].split(".")[0]
-        if module not in CORE_MODULES and module not in modules:
+        if module not in always and module not in modules:
             modules.append(module)
     return modules
 
@@ -523,15 +578,24 @@ def generate(blocks: list[Block], scratch: Path) -> tuple[list[Generated], list[
     stub_file = Generated(sources / "SnippetStubs" / "Stubs.swift")
     for line in STUBS.read_text(encoding="utf-8").splitlines():
         stub_file.add(line)
-    keep = {f.path for f in files} | {stub_file.path}
-    for f in files + [stub_file]:
+    stub_files = [stub_file]
+    for client in client_modules():
+        client_file = Generated(sources / client.name / f"{client.name}.swift")
+        client_file.add(f"// Generated by scripts/check-snippets.py from "
+                        f"{CLIENT_STUBS.relative_to(ROOT)}. Do not edit.")
+        for line in client.lines:
+            client_file.add(line)
+        stub_files.append(client_file)
+    keep = {f.path for f in files + stub_files}
+    for f in files + stub_files:
         write_if_changed(f.path, "\n".join(f.lines) + "\n")
+    support = ["SnippetStubs"] + [client.name for client in client_modules()]
     if sources.exists():  # examples that are gone: their files and empty modules go too
         for path in sorted(sources.rglob("*.swift")):
             if path not in keep:
                 path.unlink()
         for folder in sources.iterdir():
-            if folder.is_dir() and folder.name not in modules + ["SnippetStubs"]:
+            if folder.is_dir() and folder.name not in modules + support:
                 shutil.rmtree(folder)
     return files, modules, problems
 
@@ -539,12 +603,19 @@ def generate(blocks: list[Block], scratch: Path) -> tuple[list[Generated], list[
 def write_package(scratch: Path, modules: list[str]) -> None:
     tools = (ROOT / "Package.swift").read_text(encoding="utf-8").splitlines()[0]
     identity = ROOT.name.lower()
-    products = (f'.product(name: "Tempo", package: "{identity}"), '
-                f'.product(name: "TempoTesting", package: "{identity}")')
+    products = ", ".join(f'.product(name: "{product}", package: "{identity}")'
+                         for product in ["Tempo", "TempoTesting", "TempoRedis"])
     targets = [f'        .target(name: "SnippetStubs", dependencies: [{products}]),']
+    clients = client_modules()
+    for client in clients:  # the Redis clients' stand-ins: no Tempo, only each other
+        dependencies = ", ".join(f'"{name}"' for name in client.dependencies)
+        settings = ", ".join(client.settings)
+        targets.append(f'        .target(name: "{client.name}", dependencies: [{dependencies}], '
+                       f'swiftSettings: [{settings}]),')
+    stand_ins = "".join(f'"{client.name}", ' for client in clients)
     for module in modules:
-        targets.append(
-            f'        .target(name: "{module}", dependencies: ["SnippetStubs", {products}]),')
+        targets.append(f'        .target(name: "{module}", '
+                       f'dependencies: ["SnippetStubs", {stand_ins}{products}]),')
     manifest = "\n".join([
         tools,
         "// Generated by scripts/check-snippets.py: every code example of Tempo's documentation.",
@@ -825,8 +896,9 @@ def main() -> int:
             print(f"  {line}")
     if other:
         place = scratch.relative_to(ROOT) if scratch.is_relative_to(ROOT) else scratch
-        print("\nerrors outside the examples (in scripts/snippet-stubs.swift or the generated "
-              f"code around them, under {place}):")
+        print("\nerrors outside the examples (in scripts/snippet-stubs.swift, "
+              "scripts/snippet-stubs-redis-clients.swift or the generated code around them, "
+              f"under {place}):")
         for line in other:
             print(f"  {line}")
     print(f"\ncheck-snippets: {len(failures)} of {len(checked)} examples fail ({elapsed:.0f} s)")

@@ -10,6 +10,7 @@
 
 import Synchronization
 import Tempo
+import TempoRedis
 import TempoTesting
 
 // MARK: Values an example works on
@@ -241,3 +242,27 @@ extension API {
 }
 
 public let searcher = Debouncer(.milliseconds(300))
+
+// MARK: Shared limits (TempoRedis)
+
+/// `SharedRateLimiter(store: redis, ...)`: the app's Redis client, already conformed to
+/// `RedisScripting` (the adapters themselves are in snippet-stubs-redis-clients.swift's modules
+/// and in the article on shared limits).
+public let redis = AppRedis()
+public struct AppRedis: RedisScripting {
+    public func evaluate(_ script: RedisScript, keys: [String], arguments: [String]) async throws
+        -> [Int64]
+    { [] }
+}
+
+/// The made-up client of `RedisScripting`'s example: a connection whose `evalsha` and `eval`
+/// return the reply's integers, and whose error reply carries the server's message.
+public struct SomeRedisConnection: Sendable {
+    public func evalsha(_ sha1: String, keys: [String], args: [String]) async throws -> [Int64] {
+        []
+    }
+    public func eval(_ script: String, keys: [String], args: [String]) async throws -> [Int64] {
+        []
+    }
+}
+public struct SomeRedisError: Error { public let message: String }

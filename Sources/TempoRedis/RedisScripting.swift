@@ -17,9 +17,13 @@ import Tempo
 ///         async throws -> [Int64]
 ///     {
 ///         do {
-///             return try await connection.evalsha(script.sha1, keys: keys, args: arguments)
-///         } catch let error as SomeRedisError where error.message.hasPrefix("NOSCRIPT") {
-///             return try await connection.eval(script.source, keys: keys, args: arguments)
+///             return try await connection.evalsha(
+///                 script.sha1, keys: keys, args: arguments)
+///         } catch let error as SomeRedisError
+///             where error.message.hasPrefix("NOSCRIPT")
+///         {
+///             return try await connection.eval(
+///                 script.source, keys: keys, args: arguments)
 ///         }
 ///     }
 /// }

@@ -14,9 +14,10 @@ import Tempo
 ///
 /// ```swift
 /// let shared = SharedRateLimiter(store: redis, whenStoreFails: .fallBack(dividingBy: 4))
+/// let profiles = RateLimit.window(100, per: .seconds(1))
 ///
 /// func fetchProfile(_ id: Int) async throws -> String {
-///     try await shared.rateLimit(.window(100, per: .seconds(1)), identifier: "profiles") {
+///     try await shared.rateLimit(profiles, identifier: "profiles") {
 ///         "profile \(id)"
 ///     }
 /// }
@@ -88,17 +89,19 @@ public struct SharedRateLimiter: Sendable {
     /// maximum wait away, and otherwise throws `RateLimitError.limited(retryAfter:)` at once
     /// (the store knows the wait when it answers, so nobody waits to be refused); `.reject`
     /// throws unless the permits are free now. Cancelling the task while it sleeps throws
-    /// `CancellationError`; its reserved permits are given back when nobody reserved after
-    /// them (see the article on shared limits). A `weight` of zero or less, or a limit with no
-    /// interval, runs at once without asking the store; a `weight` above what the limit ever
-    /// admits throws `RateLimitError.cannotAdmit(weight:burst:)`.
+    /// `CancellationError` and gives its reservation back: a window's starts always, a token
+    /// bucket's permits only when nobody reserved after them (see the article on shared
+    /// limits). A `weight` of zero or less, or a limit with no interval, runs at once without
+    /// asking the store; a `weight` above what the limit ever admits throws
+    /// `RateLimitError.cannotAdmit(weight:burst:)`.
     ///
     /// With a limit made `holdingOnRetryAfter()`, an error of `operation` that carries a
     /// retry-after holds the key in Redis until then, for every instance.
     ///
     /// ```swift
     /// let shared = SharedRateLimiter(store: redis, whenStoreFails: .failClosed)
-    /// let page = try await shared.rateLimit(.window(10, per: .seconds(1)), identifier: "api") {
+    /// let limit = RateLimit.window(10, per: .seconds(1))
+    /// let page = try await shared.rateLimit(limit, identifier: "api") {
     ///     "page"
     /// }
     /// ```
@@ -164,7 +167,8 @@ public struct SharedRateLimiter: Sendable {
     ///
     /// ```swift
     /// let shared = SharedRateLimiter(store: redis, whenStoreFails: .failClosed)
-    /// try await shared.hold(.window(10, per: .seconds(1)), identifier: "api", for: .seconds(30))
+    /// try await shared.hold(
+    ///     .window(10, per: .seconds(1)), identifier: "api", for: .seconds(30))
     /// ```
     ///
     /// - Parameters:

@@ -5,7 +5,8 @@ import Tempo
 ///
 /// ```swift
 /// let strict = SharedRateLimiter(store: redis, whenStoreFails: .failClosed)
-/// let lenient = SharedRateLimiter(store: redis, whenStoreFails: .fallBack(dividingBy: 4))
+/// let lenient = SharedRateLimiter(
+///     store: redis, whenStoreFails: .fallBack(dividingBy: 4))
 /// ```
 public struct StoreFailurePolicy: Sendable {
     enum Kind: Sendable {
@@ -85,10 +86,12 @@ extension RateLimit {
 /// closed).
 ///
 /// ```swift
+/// let shared = SharedRateLimiter(store: redis, whenStoreFails: .failClosed)
 /// do {
 ///     try await shared.takePermit(.window(10, per: .seconds(1)), identifier: "api")
 /// } catch let error as SharedLimitStoreError {
-///     print(error)   // the shared limit "api": the store gave no answer within 250 ms
+///     // the shared limit "api": the store gave no answer within 0.25 seconds
+///     print(error)
 /// }
 /// ```
 public struct SharedLimitStoreError: Error, Sendable, CustomStringConvertible {
