@@ -45,9 +45,22 @@ struct SharedLimitFleetTests {
     /// Sends `requests` requests from `instances` instances of 8 tasks, each instance with a
     /// connection and a registry of its own; `clockOffsets` (microseconds), when given, make
     /// each instance decide on its own clock, that far off, instead of the Redis server's.
+    /// Opens the session's connections, as many as the fleet's tasks, before a measurement:
+    /// on a loaded machine that takes up to 140 ms, which would fall on the first window's
+    /// trips only (a start-up cost, paid once, that a margin need not cover).
+    static func warmUp(_ service: LoopbackServer) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<(instances * tasksPerInstance) {
+                group.addTask { _ = try await session.data(from: service.url("/stats")) }
+            }
+            try await group.waitForAll()
+        }
+    }
+
     static func run(
         redis: RedisServer, service: LoopbackServer, clockOffsets: [Int64]? = nil
     ) async throws -> RunFigures {
+        try await warmUp(service)
         let key = UUID().uuidString
         let url = service.url("/limited?key=\(key)&n=\(permits)&window=1")
         let limit = RateLimit.window(permits, per: .seconds(1))
@@ -126,7 +139,10 @@ struct SharedLimitFleetTests {
             let offsets: [Int64] = [0, 1_500_000, -2_000_000, 3_000_000]
             let local = try await Self.run(redis: redis, service: service, clockOffsets: offsets)
             print("[SharedLimitFleet] clocks offset, each deciding on its own: \(local)")
-            #expect(local.rejected > 0, "the offsets changed nothing: \(local)")
+            // Behind the instance whose clock is ahead, every start is reserved seconds late
+            // (first come, first served), so the fleet keeps under the limit at a fraction of
+            // its rate; an instance whose clock is behind admits starts already used.
+            #expect(local.rejected > 0 || local.share < 0.9, "the offsets changed nothing: \(local)")
             let shared = SharedRateLimiter(store: redis.client(), whenStoreFails: .failClosed)
             #expect(shared.decisionInstant() == "")
             let server = try await Self.run(redis: redis, service: service)
