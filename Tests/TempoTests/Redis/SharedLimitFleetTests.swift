@@ -151,6 +151,114 @@ struct SharedLimitFleetTests {
             await redis.stop()
         }
     }
+
+    // MARK: - Separate processes
+
+    /// The environment a fleet instance process is started with: where Redis and the service
+    /// are, the service's key and the request count. Set, the test below is that process.
+    static let instanceEnvironment = ProcessInfo.processInfo.environment
+    static var isInstanceProcess: Bool { instanceEnvironment["TEMPO_FLEET_REDIS_PORT"] != nil }
+
+    /// One instance of a fleet, 8 tasks with a registry and a connection of their own. The
+    /// request numbers come from Redis (`INCR`), which all the processes share. Run by itself
+    /// (no fleet environment), it is a fleet of one against its own Redis and service, and
+    /// checks what the service counted.
+    @Test func realClockAFleetInstanceSendsItsShareThroughTheSharedWindow() async throws {
+        if Self.isInstanceProcess {
+            let environment = Self.instanceEnvironment
+            try await Self.sendShare(
+                redisPort: Int(environment["TEMPO_FLEET_REDIS_PORT"] ?? "") ?? 0,
+                url: URL(string: environment["TEMPO_FLEET_URL"] ?? "")!,
+                key: environment["TEMPO_FLEET_KEY"] ?? "")
+            return
+        }
+        try await measuredAlone {
+            let redis = try RedisServer()
+            try await redis.start()
+            let service = try await LoopbackServer.start("window_server.py")
+            defer { service.stop() }
+            try await Self.warmUp(service)
+            let key = UUID().uuidString
+            try await Self.sendShare(
+                redisPort: redis.port,
+                url: service.url("/limited?key=\(key)&n=\(Self.permits)&window=1"), key: key)
+            let figures = try await Self.figures(service, key: key)
+            print("[SharedLimitFleet] one instance: \(figures)")
+            #expect(figures.rejected == 0)
+            #expect(figures.accepted == Self.requests)
+            await redis.stop()
+        }
+    }
+
+    static func sendShare(redisPort: Int, url: URL, key: String) async throws {
+        let client = RESPClient(port: redisPort)
+        let shared = SharedRateLimiter(
+            store: client, whenStoreFails: .failClosed,
+            registry: TempoRegistry(clock: ContinuousClock()))
+        let limit = RateLimit.window(permits, per: .seconds(1))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<tasksPerInstance {
+                group.addTask {
+                    let counter = RESPClient(port: redisPort)
+                    while case .integer(let number) = try await counter.command(
+                        "INCR", "fleet-count:\(key)"), number <= requests
+                    {
+                        _ = try await shared.rateLimit(limit, identifier: "fleet-\(key)") {
+                            try await session.data(from: url)
+                        }
+                    }
+                    await counter.close()
+                }
+            }
+            try await group.waitForAll()
+        }
+        await client.close()
+    }
+
+    /// Four processes, each this test binary running the test above as one instance.
+    @Test func realClockFourProcessesShareOneWindowWithoutTrippingTheService() async throws {
+        try #require(!Self.isInstanceProcess)
+        try await measuredAlone {
+            let redis = try RedisServer()
+            try await redis.start()
+            let service = try await LoopbackServer.start("window_server.py")
+            defer { service.stop() }
+            for run in 1...3 {
+                let key = UUID().uuidString
+                let url = service.url("/limited?key=\(key)&n=\(Self.permits)&window=1")
+                var processes: [Process] = []
+                for _ in 0..<Self.instances {
+                    let process = Process()
+                    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+                    process.arguments = [
+                        "--testing-library", "swift-testing", "--filter",
+                        "realClockAFleetInstanceSendsItsShareThroughTheSharedWindow",
+                    ]
+                    var environment = ProcessInfo.processInfo.environment
+                    environment["TEMPO_FLEET_REDIS_PORT"] = String(redis.port)
+                    environment["TEMPO_FLEET_URL"] = url.absoluteString
+                    environment["TEMPO_FLEET_KEY"] = key
+                    process.environment = environment
+                    process.standardOutput = FileHandle.nullDevice
+                    process.standardError = FileHandle.nullDevice
+                    try process.run()
+                    processes.append(process)
+                }
+                let deadline = ContinuousClock.now + .seconds(120)
+                while processes.contains(where: \.isRunning), ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                for process in processes where process.isRunning { process.terminate() }
+                #expect(processes.allSatisfy { !$0.isRunning && $0.terminationStatus == 0 })
+                let figures = try await Self.figures(service, key: key)
+                print("[SharedLimitFleet] \(Self.instances) processes, run \(run): \(figures)")
+                #expect(figures.rejected == 0, "run \(run): \(figures)")
+                #expect(figures.accepted == Self.requests)
+                #expect(figures.share >= 0.9, "run \(run): \(figures)")
+            }
+            await redis.stop()
+        }
+    }
 }
 
 /// Hands out request numbers to a fleet's tasks, under a lock.
