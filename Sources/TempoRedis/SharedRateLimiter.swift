@@ -269,7 +269,8 @@ public struct SharedRateLimiter: Sendable {
         }
         let wait = Duration.microseconds(reply[1])
         guard reply[0] == 1 else {
-            registry.report(.rateLimit, key: identifier, .rateLimitRefused(retryAfter: wait, waited: .zero))
+            registry.report(
+                .rateLimit, key: identifier, .rateLimitRefused(retryAfter: wait, waited: .zero))
             throw RateLimitError.limited(retryAfter: wait)
         }
         guard wait > .zero else { return .admitted }
@@ -356,7 +357,9 @@ public struct SharedRateLimiter: Sendable {
     }
 
     /// The in-process key of the fallback, apart from the program's own `rateLimit` keys.
-    func fallbackIdentifier(_ identifier: String) -> String { "\(keyPrefix)-fallback:\(identifier)" }
+    func fallbackIdentifier(_ identifier: String) -> String {
+        "\(keyPrefix)-fallback:\(identifier)"
+    }
 
     /// Whole microseconds (rounded up: a window or a refill is never shorter than asked; a
     /// maximum wait is rounded down), within the range a script's numbers hold exactly.

@@ -142,7 +142,8 @@ struct SharedLimitFleetTests {
             // Behind the instance whose clock is ahead, every start is reserved seconds late
             // (first come, first served), so the fleet keeps under the limit at a fraction of
             // its rate; an instance whose clock is behind admits starts already used.
-            #expect(local.rejected > 0 || local.share < 0.9, "the offsets changed nothing: \(local)")
+            #expect(
+                local.rejected > 0 || local.share < 0.9, "the offsets changed nothing: \(local)")
             let shared = SharedRateLimiter(store: redis.client(), whenStoreFails: .failClosed)
             #expect(shared.decisionInstant() == "")
             let server = try await Self.run(redis: redis, service: service)

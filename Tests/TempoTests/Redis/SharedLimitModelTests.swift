@@ -117,11 +117,15 @@ struct SharedLimitModelTests {
                 if let window {
                     reply = try await client.evaluate(
                         .windowAdmit, keys: keys,
-                        arguments: [now, String(window.span), String(window.permits), String(weight), wait])
+                        arguments: [
+                            now, String(window.span), String(window.permits), String(weight), wait,
+                        ])
                 } else if let bucket {
                     reply = try await client.evaluate(
                         .bucketAdmit, keys: keys,
-                        arguments: [now, String(bucket.refill), String(bucket.burst), String(weight), wait])
+                        arguments: [
+                            now, String(bucket.refill), String(bucket.burst), String(weight), wait,
+                        ])
                 } else {
                     reply = []
                 }
@@ -154,7 +158,9 @@ struct SharedLimitModelTests {
                 if let bucket {
                     _ = try await client.evaluate(
                         .hold, keys: keys,
-                        arguments: [now, String(after), String(bucket.refill), String(bucket.burst)])
+                        arguments: [
+                            now, String(after), String(bucket.refill), String(bucket.burst),
+                        ])
                 } else {
                     _ = try await client.evaluate(
                         .hold, keys: [keys[1]], arguments: [now, String(after), "", ""])
@@ -245,7 +251,8 @@ struct SharedLimitModelTests {
             let now = instant(step.at)
             switch step {
             case .call(_, let weight, let maxWait):
-                let ask = RateLimitState<Int>.Ask(weight: weight, burst: burst, refill: refillDuration)
+                let ask = RateLimitState<Int>.Ask(
+                    weight: weight, burst: burst, refill: refillDuration)
                 switch state.call(at: now, ask: ask, refill: refillDuration, burst: burst) {
                 case .admitted:
                     decisions.append(.admitted(at: step.at))

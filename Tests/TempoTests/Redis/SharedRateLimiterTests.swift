@@ -101,7 +101,7 @@ struct SharedRateLimiterTests {
         let server = try await Self.started()
         let one = SharedRateLimiter(store: server.client(), whenStoreFails: .failClosed)
         let two = SharedRateLimiter(store: server.client(), whenStoreFails: .failClosed)
-        let limit = RateLimit(5, per: .seconds(1), burst: 1)   // one every 200 ms
+        let limit = RateLimit(5, per: .seconds(1), burst: 1)  // one every 200 ms
         let took = try await elapsed {
             for index in 0..<4 {
                 try await (index.isMultiple(of: 2) ? one : two).takePermit(limit, identifier: "b")
@@ -146,7 +146,8 @@ struct SharedRateLimiterTests {
         let server = try await Self.started()
         let client = server.client()
         let shared = SharedRateLimiter(store: client, whenStoreFails: .failClosed)
-        try await shared.takePermit(.window(5, per: .milliseconds(200), margin: .zero), identifier: "e")
+        try await shared.takePermit(
+            .window(5, per: .milliseconds(200), margin: .zero), identifier: "e")
         try await shared.takePermit(RateLimit(5, per: .milliseconds(200)), identifier: "e")
         #expect(try await client.command("DBSIZE") == .integer(3))
         try await Task.sleep(for: .milliseconds(600))
