@@ -97,6 +97,8 @@ def parse_mutants(path: Path) -> list[Mutant]:
 
     for number, raw in enumerate(path.read_text().splitlines(), start=1):
         if block is not None:
+            if raw.startswith("== "):
+                fail(number, f"mutant {current['name']} has no --- end before the next one")
             if raw in ("--- replace", "--- end"):
                 current[block] = "\n".join(lines) + ("\n" if lines else "")
                 lines = []
