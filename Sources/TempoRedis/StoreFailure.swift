@@ -94,7 +94,7 @@ extension RateLimit {
 ///     print(error)
 /// }
 /// ```
-public struct SharedLimitStoreError: Error, Sendable, CustomStringConvertible {
+public struct SharedLimitStoreError: Error, Sendable, CustomStringConvertible, TempoRefusal {
     /// What went wrong.
     public enum Reason: Sendable, Equatable, CustomStringConvertible {
         /// No answer within the limiter's time limit.

@@ -120,7 +120,8 @@ public struct CircuitBreakerPolicy: Sendable {
     /// errors that say nothing about the service:
     /// - Tempo's refusals, thrown in place of calling the operation inside the breaker: every
     ///   ``RateLimitError``, every ``ConcurrencyLimitError`` and every ``CircuitBreakerError``
-    ///   (an inner breaker's).
+    ///   (an inner breaker's), and TempoRedis's `SharedLimitStoreError` (a shared limit's store
+    ///   failed, so the call was not made).
     /// - `CancellationError`, and any error thrown while the caller's task is cancelled.
     ///
     /// So an error is ignored when it is one of those or this returns `true` for it; any other
@@ -229,6 +230,7 @@ public struct CircuitBreakerPolicy: Sendable {
     /// One of Tempo's refusals: an error a helper throws in place of calling its operation.
     static func isRefusal(_ error: any Error) -> Bool {
         error is RateLimitError || error is ConcurrencyLimitError || error is CircuitBreakerError
+            || error is any TempoRefusal
     }
 
     /// The break after `previous` (`nil`: the breaker opens from closed).
@@ -312,3 +314,7 @@ public enum CircuitBreakerError: Error, Hashable, Sendable, RetryAfterProviding 
         return nil
     }
 }
+
+/// An error another library of this package throws in place of calling the operation (such as
+/// TempoRedis's `SharedLimitStoreError`): a breaker ignores it, as it does Tempo's own.
+package protocol TempoRefusal: Error {}

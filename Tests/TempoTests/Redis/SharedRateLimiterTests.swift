@@ -304,4 +304,26 @@ struct SharedRateLimiterTests {
         #expect(took < .milliseconds(500), "held by the limiter's own refusal: \(took)")
         await server.stop()
     }
+
+    @Test func aBreakerAroundASharedLimitIgnoresTheStoresFailures() async throws {
+        let server = try await Self.started()
+        let shared = SharedRateLimiter(
+            store: server.client(ioTimeout: .milliseconds(500)), timeLimit: .milliseconds(300),
+            whenStoreFails: .failClosed)
+        await server.kill()
+        let registry = TempoRegistry(clock: ContinuousClock())
+        let policy = CircuitBreakerPolicy(window: .lastCalls(2), minimumCalls: 2)
+        try await registry.withCurrent {
+            for _ in 0..<4 {
+                await #expect(throws: SharedLimitStoreError.self) {
+                    try await circuitBreaker(policy, identifier: "store") {
+                        try await shared.takePermit(.window(5, per: .seconds(1)), identifier: "q")
+                    }
+                }
+            }
+            // Still closed: the store's failures said nothing about the service.
+            let answer = try await circuitBreaker(policy, identifier: "store") { 1 }
+            #expect(answer == 1)
+        }
+    }
 }
