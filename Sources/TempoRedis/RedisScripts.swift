@@ -19,12 +19,16 @@ extension RedisScript {
         sha1 = SHA1.hex(of: Array(source.utf8))
     }
 
-    /// A window limit's admission. KEYS: the starts (a sorted set: one member per permit,
-    /// scored by its start), the key's hash (`h`: held until; `s`: the last call's number).
-    /// ARGV: now, span (the window and its margin), permits, weight, the longest wait (empty:
-    /// no limit). Reply: `{1, wait, now, call}`: admitted, to start `wait` after now (its
-    /// permits are reserved at that instant, in the order calls reached Redis);
-    /// `{0, retryAfter, now, 0}`: refused, as the wait would be longer than allowed.
+    /// A window limit's admission. KEYS: the starts (a sorted set: one member per call,
+    /// scored by its start, named `total:weight`, where `total` is the weight of every call
+    /// the key still holds up to this one, so the weight in any stretch of calls is a
+    /// difference of two names), and the key's hash (`h`: held until). ARGV: now, span (the
+    /// window and its margin), permits, weight, the longest wait (empty: no limit). Reply:
+    /// `{1, wait, now, total}`: admitted, to start `wait` after now (its start reserved at that
+    /// instant, in the order calls reached Redis); `{0, retryAfter, now, 0}`: refused, as the
+    /// wait would be longer than allowed. A call's work is the same whatever its weight: a
+    /// binary search over the calls held, at most one member added. (When the totals near
+    /// 2^50 they are counted again from the oldest call held, once in a long while.)
     static let windowAdmit = RedisScript(
         name: "tempo-window-admit",
         source: """
@@ -41,52 +45,69 @@ extension RedisScript {
             local held = tonumber(redis.call('HGET', KEYS[2], 'h') or now)
             if held > at then at = held end
             local count = redis.call('ZCARD', KEYS[1])
+            local total = 0
             if count > 0 then
-              local last = tonumber(redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')[2])
-              if last > at then at = last end
-              local excess = count + weight - permits
+              local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+              total = tonumber(string.match(newest[1], '^(%d+)'))
+              if tonumber(newest[2]) > at then at = tonumber(newest[2]) end
+              local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
+              local o, w = string.match(oldest, '^(%d+):(%d+)$')
+              local before = tonumber(o) - tonumber(w)
+              if total + weight > 1125899906842624 then
+                -- Totals near 2^50: counted again from the oldest call held, so that they stay
+                -- exact in Lua's numbers (a busy key's totals only grow).
+                local calls = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+                redis.call('DEL', KEYS[1])
+                for i = 1, #calls, 2 do
+                  local t, cw = string.match(calls[i], '^(%d+):(%d+)$')
+                  redis.call('ZADD', KEYS[1], calls[i + 1],
+                    string.format('%020d:%d', tonumber(t) - before, tonumber(cw)))
+                end
+                total = total - before
+                before = 0
+              end
+              local excess = total - before + weight - permits
               if excess > 0 then
-                local oldest = redis.call('ZRANGE', KEYS[1], excess - 1, excess - 1, 'WITHSCORES')
-                local leaves = tonumber(oldest[2]) + span
+                -- The first call whose running total reaches before + excess: when it leaves
+                -- the window, enough weight has left.
+                local lo, hi = 0, count - 1
+                while lo < hi do
+                  local mid = math.floor((lo + hi) / 2)
+                  local name = redis.call('ZRANGE', KEYS[1], mid, mid)[1]
+                  if tonumber(string.match(name, '^(%d+)')) >= before + excess then
+                    hi = mid
+                  else
+                    lo = mid + 1
+                  end
+                end
+                local found = redis.call('ZRANGE', KEYS[1], lo, lo, 'WITHSCORES')
+                local leaves = tonumber(found[2]) + span
                 if leaves > at then at = leaves end
               end
             end
             if ARGV[5] ~= '' and at - now > tonumber(ARGV[5]) then
               return {0, at - now, now, 0}
             end
-            local call = redis.call('HINCRBY', KEYS[2], 's', 1)
-            local members = {}
-            for i = 1, weight do
-              members[#members + 1] = string.format('%d', at)
-              members[#members + 1] = string.format('%d.%d', call, i)
-              if #members >= 1000 or i == weight then
-                redis.call('ZADD', KEYS[1], unpack(members))
-                members = {}
-              end
-            end
-            local keep = at + span - now
-            if held - now > keep then keep = held - now end
+            total = total + weight
+            redis.call('ZADD', KEYS[1], string.format('%d', at),
+              string.format('%020d:%d', total, weight))
             redis.call('PEXPIRE', KEYS[1], string.format('%d', math.ceil((at + span - now) / 1000) + 1))
-            redis.call('PEXPIRE', KEYS[2], string.format('%d', math.ceil(keep / 1000) + 1))
-            return {1, at - now, now, call}
+            return {1, at - now, now, total}
             """)
 
-    /// Gives a window limit's reserved permits back (a waiter cancelled before it started).
-    /// KEYS: as ``windowAdmit``. ARGV: now (unused), the call's number, its weight. Reply:
-    /// `{removed}`, the permits given back (zero when the key expired or was reset).
+    /// Gives a window limit's reserved start back (a waiter cancelled before it started),
+    /// when nobody reserved after it: the calls after it were told their starts counting it.
+    /// KEYS: as ``windowAdmit``. ARGV: now (unused), the call's total, its weight. Reply:
+    /// `{1}` given back; `{0}` not (a later call reserved after it, or the key expired or was
+    /// reset).
     static let windowCancel = RedisScript(
         name: "tempo-window-cancel",
         source: """
-            local members = {}
-            local removed = 0
-            for i = 1, tonumber(ARGV[3]) do
-              members[#members + 1] = ARGV[2] .. '.' .. i
-              if #members >= 1000 or i == tonumber(ARGV[3]) then
-                removed = removed + redis.call('ZREM', KEYS[1], unpack(members))
-                members = {}
-              end
-            end
-            return {removed}
+            local name = string.format('%020d:%d', tonumber(ARGV[2]), tonumber(ARGV[3]))
+            local newest = redis.call('ZRANGE', KEYS[1], -1, -1)[1]
+            if newest ~= name then return {0} end
+            redis.call('ZREM', KEYS[1], name)
+            return {1}
             """)
 
     /// A token bucket's admission (GCRA). KEYS: the key's hash (`f`: the instant the bucket

@@ -1,4 +1,6 @@
-import Tempo
+// A call names `RateLimit`, `RateLimitPolicy` and `RateLimitError`: `import TempoRedis` is
+// enough for them.
+@_exported import Tempo
 
 /// Rate limits that every instance of a service shares: the same ``RateLimit`` values as
 /// Tempo's `rateLimit`, decided in Redis (or Valkey) through your own client.
@@ -89,9 +91,8 @@ public struct SharedRateLimiter: Sendable {
     /// maximum wait away, and otherwise throws `RateLimitError.limited(retryAfter:)` at once
     /// (the store knows the wait when it answers, so nobody waits to be refused); `.reject`
     /// throws unless the permits are free now. Cancelling the task while it sleeps throws
-    /// `CancellationError` and gives its reservation back: a window's starts always, a token
-    /// bucket's permits only when nobody reserved after them (see the article on shared
-    /// limits). A `weight` of zero or less, or a limit with no interval, runs at once without
+    /// `CancellationError` and gives its reservation back when nobody reserved after it (the
+    /// calls after it were told their starts counting it; see the article on shared limits). A `weight` of zero or less, or a limit with no interval, runs at once without
     /// asking the store; a `weight` above what the limit ever admits throws
     /// `RateLimitError.cannotAdmit(weight:burst:)`.
     ///
@@ -237,6 +238,10 @@ public struct SharedRateLimiter: Sendable {
             guard weight <= permits else {
                 throw RateLimitError.cannotAdmit(weight: weight, burst: permits)
             }
+            // Beyond 2^40 permits (a trillion), a window is measured as 2^40, and a call as at
+            // most that: the scripts' numbers stay exact.
+            let permits = min(permits, Self.maxPermits)
+            let weight = min(weight, Self.maxPermits)
             script = .windowAdmit
             keys = [key(identifier, "w"), key(identifier, "h")]
             arguments = [
@@ -267,6 +272,7 @@ public struct SharedRateLimiter: Sendable {
         guard reply.count >= 4, reply[0] == 0 || reply[0] == 1 else {
             throw fail(.unexpectedReply(reply), identifier)
         }
+        guard reply[1] >= 0 else { throw fail(.unexpectedReply(reply), identifier) }
         let wait = Duration.microseconds(reply[1])
         guard reply[0] == 1 else {
             registry.report(
@@ -281,7 +287,9 @@ public struct SharedRateLimiter: Sendable {
             // Cancelled while it waited: its start is given back when it still can be.
             let undo: (RedisScript, [String])
             if script == .windowAdmit {
-                undo = (.windowCancel, ["", String(reply[3]), String(weight)])
+                undo = (
+                    .windowCancel, ["", String(reply[3]), String(min(weight, Self.maxPermits))]
+                )
             } else {
                 guard reply.count >= 6 else { throw error }
                 undo = (.bucketCancel, ["", String(reply[3]), String(reply[4]), String(reply[5])])
@@ -373,6 +381,9 @@ public struct SharedRateLimiter: Sendable {
     /// 2^52 microseconds, about 142 years: Lua's numbers (doubles) hold every integer up to
     /// 2^53, and an instant plus such a span stays below that.
     static let maxMicroseconds: Int64 = 1 << 52
+
+    /// The most permits a window is measured with in Redis (see `admit`).
+    static let maxPermits = 1 << 40
 
     static func now() -> ContinuousClock.Instant { ContinuousClock.now }
 }
