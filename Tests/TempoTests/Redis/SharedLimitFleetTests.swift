@@ -68,7 +68,7 @@ struct SharedLimitFleetTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for instance in 0..<instances {
                 var shared = SharedRateLimiter(
-                    store: redis.client(), whenStoreFails: .failClosed,
+                    store: redis.client(), timeLimit: .seconds(2), whenStoreFails: .failClosed,
                     registry: TempoRegistry(clock: ContinuousClock()))
                 if let offset = clockOffsets?[instance] {
                     shared.localInstant = { wallMicroseconds() + offset }
@@ -144,7 +144,8 @@ struct SharedLimitFleetTests {
             // its rate; an instance whose clock is behind admits starts already used.
             #expect(
                 local.rejected > 0 || local.share < 0.9, "the offsets changed nothing: \(local)")
-            let shared = SharedRateLimiter(store: redis.client(), whenStoreFails: .failClosed)
+            let shared = SharedRateLimiter(
+                store: redis.client(), timeLimit: .seconds(2), whenStoreFails: .failClosed)
             #expect(shared.decisionInstant() == "")
             let server = try await Self.run(redis: redis, service: service)
             print("[SharedLimitFleet] the server's clock: \(server)")
@@ -194,7 +195,7 @@ struct SharedLimitFleetTests {
     static func sendShare(redisPort: Int, url: URL, key: String) async throws {
         let client = RESPClient(port: redisPort)
         let shared = SharedRateLimiter(
-            store: client, whenStoreFails: .failClosed,
+            store: client, timeLimit: .seconds(2), whenStoreFails: .failClosed,
             registry: TempoRegistry(clock: ContinuousClock()))
         let limit = RateLimit.window(permits, per: .seconds(1))
         try await withThrowingTaskGroup(of: Void.self) { group in
