@@ -670,11 +670,13 @@ def memory(conn: Connection, shas: dict[str, str], sizes: list[int]) -> list[lis
             if refused[0] != 0 or conn.call("ZCARD", w) != size:
                 raise BenchError(f"memory: the window of {size} is not full after {size} calls")
             w_bytes = conn.call("MEMORY", "USAGE", w, "SAMPLES", "0")
-            h_bytes = conn.call("MEMORY", "USAGE", h, "SAMPLES", "0")
+            # The window's hash exists only while a hold is set (none here).
+            h_bytes = conn.call("MEMORY", "USAGE", h, "SAMPLES", "0") or 0
+            h_encoding = conn.call("OBJECT", "ENCODING", h)
             rows.append([
                 f"window, {size:,} starts", "1 ms apart" if spread_out else "one instant",
                 conn.call("OBJECT", "ENCODING", w).decode(), f"{w_bytes:,}",
-                conn.call("OBJECT", "ENCODING", h).decode(), f"{h_bytes:,}",
+                h_encoding.decode() if h_encoding else "(none)", f"{h_bytes:,}",
                 f"{w_bytes + h_bytes:,}", f"{w_bytes / size:.1f}"])
     conn.call("FLUSHALL")
     b = "{tempo:mem}:b"

@@ -70,7 +70,13 @@ extension RedisScript {
               if excess > 0 then
                 -- The first call whose running total reaches before + excess: when it leaves
                 -- the window, enough weight has left.
-                local lo, hi = 0, count - 1
+                -- Every call weighs 1 or more, so it is one of the first `excess`; with calls of
+                -- weight 1 (the usual), it is the last of them, found in one look.
+                local lo, hi = 0, math.min(count, excess) - 1
+                if hi > 0 then
+                  local name = redis.call('ZRANGE', KEYS[1], hi - 1, hi - 1)[1]
+                  if tonumber(string.match(name, '^(%d+)')) < before + excess then lo = hi end
+                end
                 while lo < hi do
                   local mid = math.floor((lo + hi) / 2)
                   local name = redis.call('ZRANGE', KEYS[1], mid, mid)[1]
