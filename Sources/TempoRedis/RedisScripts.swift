@@ -13,6 +13,17 @@ extension RedisScript {
         windowAdmit, windowCancel, bucketAdmit, bucketCancel, hold, reset,
     ]
 
+    /// The start of every script that decides at an instant: `now`, ARGV[1] in microseconds,
+    /// or the Redis server's clock when it is empty.
+    static let decisionInstant = """
+        local now = tonumber(ARGV[1])
+        if ARGV[1] == '' then
+          local t = redis.call('TIME')
+          now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+        end
+
+        """
+
     init(name: String, source: String) {
         self.name = name
         self.source = source
@@ -31,12 +42,7 @@ extension RedisScript {
     /// 2^50 they are counted again from the oldest call held, once in a long while.)
     static let windowAdmit = RedisScript(
         name: "tempo-window-admit",
-        source: """
-            local now = tonumber(ARGV[1])
-            if ARGV[1] == '' then
-              local t = redis.call('TIME')
-              now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-            end
+        source: decisionInstant + """
             local span = tonumber(ARGV[2])
             local permits = tonumber(ARGV[3])
             local weight = tonumber(ARGV[4])
@@ -123,12 +129,7 @@ extension RedisScript {
     /// other two undo it, see ``bucketCancel``); `{0, retryAfter, now, 0, 0, 0}`: refused.
     static let bucketAdmit = RedisScript(
         name: "tempo-bucket-admit",
-        source: """
-            local now = tonumber(ARGV[1])
-            if ARGV[1] == '' then
-              local t = redis.call('TIME')
-              now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-            end
+        source: decisionInstant + """
             local refill = tonumber(ARGV[2])
             local burst = tonumber(ARGV[3])
             local weight = tonumber(ARGV[4])
@@ -171,12 +172,7 @@ extension RedisScript {
     /// permit free then), as in one process. Reply: `{until, now}`.
     static let hold = RedisScript(
         name: "tempo-hold",
-        source: """
-            local now = tonumber(ARGV[1])
-            if ARGV[1] == '' then
-              local t = redis.call('TIME')
-              now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-            end
+        source: decisionInstant + """
             local untilAt = now + tonumber(ARGV[2])
             if ARGV[3] == '' then
               local held = tonumber(redis.call('HGET', KEYS[1], 'h') or 0)

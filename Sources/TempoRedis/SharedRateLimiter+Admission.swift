@@ -1,0 +1,177 @@
+// The steps of a shared call: the admission in Redis (and the sleep until a reserved start),
+// the hold on a retry-after, a script run within the time limit, and the keys.
+
+import Tempo
+
+extension SharedRateLimiter {
+    enum Admission {
+        case admitted
+        case fallBack(RateLimit)
+    }
+
+    /// Asks the store for the call's permits; sleeps until a reserved start.
+    func admit(_ limit: RateLimit, weight: Int, policy: RateLimitPolicy, identifier: String)
+        async throws -> Admission
+    {
+        try Task.checkCancellation()
+        guard weight > 0 else { return .admitted }
+        let script: RedisScript
+        let keys: [String]
+        let arguments: [String]
+        let maxWait = policy.maxWait.map { String(Self.microseconds($0, roundingUp: false)) } ?? ""
+        switch limit.measure {
+        case .unlimited:
+            return .admitted
+        case .window(let permits, let span):
+            guard weight <= permits else {
+                throw RateLimitError.cannotAdmit(weight: weight, burst: permits)
+            }
+            // Beyond 2^40 permits (a trillion), a window is measured as 2^40, and a call as at
+            // most that: the scripts' numbers stay exact.
+            let permits = min(permits, Self.maxPermits)
+            let weight = min(weight, Self.maxPermits)
+            script = .windowAdmit
+            keys = [key(identifier, "w"), key(identifier, "h")]
+            arguments = [
+                decisionInstant(), String(Self.microseconds(span)), String(permits),
+                String(weight), maxWait,
+            ]
+        case .bucket(let refill, let burst):
+            guard weight <= burst else {
+                throw RateLimitError.cannotAdmit(weight: weight, burst: burst)
+            }
+            script = .bucketAdmit
+            keys = [key(identifier, "b")]
+            arguments = [
+                decisionInstant(), String(Self.microseconds(refill)), String(burst),
+                String(weight), maxWait,
+            ]
+        }
+        let reply: [Int64]
+        do {
+            if let failure = health.skipping(now: Self.now()) { throw failure }
+            reply = try await run(script, keys: keys, arguments: arguments, identifier: identifier)
+        } catch let error as SharedLimitStoreError {
+            switch whenStoreFails.kind {
+            case .failClosed: throw error
+            case .fallBack(let local): return .fallBack(local(limit))
+            }
+        }
+        guard reply.count >= 4, reply[0] == 0 || reply[0] == 1 else {
+            throw fail(.unexpectedReply(reply), identifier)
+        }
+        guard reply[1] >= 0 else { throw fail(.unexpectedReply(reply), identifier) }
+        let wait = Duration.microseconds(reply[1])
+        guard reply[0] == 1 else {
+            registry.report(
+                .rateLimit, key: identifier, .rateLimitRefused(retryAfter: wait, waited: .zero))
+            throw RateLimitError.limited(retryAfter: wait)
+        }
+        guard wait > .zero else { return .admitted }
+        registry.report(.rateLimit, key: identifier, .rateLimitQueued(estimatedWait: wait))
+        do {
+            try await Task.sleep(for: wait)
+        } catch {
+            // Cancelled while it waited: its start is given back when it still can be.
+            let undo: (RedisScript, [String])
+            if script == .windowAdmit {
+                undo = (
+                    .windowCancel, ["", String(reply[3]), String(min(weight, Self.maxPermits))]
+                )
+            } else {
+                guard reply.count >= 6 else { throw error }
+                undo = (.bucketCancel, ["", String(reply[3]), String(reply[4]), String(reply[5])])
+            }
+            // From a task of its own: this one is cancelled, and a client may refuse to send
+            // from a cancelled task.
+            let limiter = self
+            await Task {
+                _ = try? await limiter.run(
+                    undo.0, keys: keys, arguments: undo.1, identifier: identifier)
+            }.value
+            throw error
+        }
+        registry.report(.rateLimit, key: identifier, .rateLimitAdmitted(waited: wait))
+        return .admitted
+    }
+
+    /// An error of the operation that carries a retry-after holds the key for every instance
+    /// (the limiter's own refusals and cancellation do not). A store failure here is reported,
+    /// not thrown: the operation's error is what the caller sees.
+    func holdIfAsked(by error: any Error, _ limit: RateLimit, _ identifier: String) async {
+        guard !(error is RateLimitError), !(error is CancellationError),
+            !(error is SharedLimitStoreError),
+            let after = (error as? any RetryAfterProviding)?.retryAfter, after > .zero
+        else { return }
+        try? await hold(limit, identifier: identifier, for: after)
+    }
+
+    /// Runs a script within the time limit. A failure is reported (when the store starts
+    /// failing) and thrown as ``SharedLimitStoreError``; an answer after failures reports the
+    /// recovery.
+    func run(_ script: RedisScript, keys: [String], arguments: [String], identifier: String)
+        async throws -> [Int64]
+    {
+        let store = store
+        let outcome = await TimeLimited.run(within: timeLimit) {
+            try await store.evaluate(script, keys: keys, arguments: arguments)
+        }
+        switch outcome {
+        case .answered(let reply):
+            if health.recovered() { registry.report(.rateLimit, key: identifier, .storeRecovered) }
+            return reply
+        case .failed(let error):
+            if error is CancellationError { throw error }
+            throw fail(.failed(String(describing: error)), identifier)
+        case .timedOut:
+            throw fail(.timedOut(after: timeLimit), identifier)
+        case .cancelled:
+            throw CancellationError()
+        }
+    }
+
+    private func fail(_ reason: SharedLimitStoreError.Reason, _ identifier: String)
+        -> SharedLimitStoreError
+    {
+        let error = SharedLimitStoreError(identifier: identifier, reason: reason)
+        if health.failed(error, now: Self.now(), skipFor: retryStoreAfter) {
+            let fellBack = if case .fallBack = whenStoreFails.kind { true } else { false }
+            registry.report(
+                .rateLimit, key: identifier,
+                .storeFailed(reason: error.reason.description, fellBack: fellBack))
+        }
+        return error
+    }
+
+    /// The instant a script decides at: empty for the Redis server's clock (`TIME`).
+    func decisionInstant() -> String { localInstant.map { String($0()) } ?? "" }
+
+    /// `{prefix:identifier}:suffix`: one hash tag per identifier, so a Redis cluster keeps a
+    /// key's parts on one node.
+    func key(_ identifier: String, _ suffix: String) -> String {
+        "{\(keyPrefix):\(identifier)}:\(suffix)"
+    }
+
+    /// The in-process key of the fallback, apart from the program's own `rateLimit` keys.
+    func fallbackIdentifier(_ identifier: String) -> String {
+        "\(keyPrefix)-fallback:\(identifier)"
+    }
+
+    /// Whole microseconds (rounded up: a window or a refill is never shorter than asked; a
+    /// maximum wait is rounded down), within the range a script's numbers hold exactly.
+    static func microseconds(_ duration: Duration, roundingUp: Bool = true) -> Int64 {
+        let (quotient, remainder) = duration.attoseconds.quotientAndRemainder(
+            dividingBy: 1_000_000_000_000)
+        let whole = roundingUp && remainder > 0 ? quotient + 1 : quotient
+        return Int64(min(max(whole, 0), Int128(maxMicroseconds)))
+    }
+
+    /// 2^52 microseconds, about 142 years: Lua's numbers (doubles) hold every integer up to
+    /// 2^53, and an instant plus such a span stays below that.
+    static let maxMicroseconds: Int64 = 1 << 52
+
+    /// The most permits a window is measured with in Redis (see `admit`).
+    static let maxPermits = 1 << 40
+
+    static func now() -> ContinuousClock.Instant { ContinuousClock.now }
+}
