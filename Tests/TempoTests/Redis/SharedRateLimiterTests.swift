@@ -290,20 +290,39 @@ struct SharedRateLimiterTests {
 
     @Test func afterAFailureCallsSkipTheStoreForAWhile() async throws {
         let server = try await Self.started()
-        let client = server.client(ioTimeout: .seconds(3))
+        let client = server.client(ioTimeout: .seconds(5))
         let shared = SharedRateLimiter(
-            store: client, timeLimit: .milliseconds(150), retryStoreAfter: .seconds(5),
+            store: client, timeLimit: .seconds(1), retryStoreAfter: .seconds(10),
             whenStoreFails: .failClosed)
         let limit = RateLimit.window(100, per: .seconds(1))
-        try await server.pause(for: .milliseconds(1_000))
+        try await server.pause(for: .milliseconds(4_000))
         await #expect(throws: SharedLimitStoreError.self) {
             try await shared.takePermit(limit, identifier: "k")
         }
-        let sent = client.commandsSent
-        await #expect(throws: SharedLimitStoreError.self) {
-            try await shared.takePermit(limit, identifier: "k")
+        // Within `retryStoreAfter` the call fails at once: asking the paused store would take
+        // the whole time limit, a second.
+        let took = await elapsed {
+            await #expect(throws: SharedLimitStoreError.self) {
+                try await shared.takePermit(limit, identifier: "k")
+            }
         }
-        #expect(client.commandsSent == sent)
+        #expect(took < .milliseconds(500), "the second call asked the store: \(took)")
+        await server.stop()
+    }
+
+    @Test func aShorterHoldDoesNotEndALongerOne() async throws {
+        let server = try await Self.started()
+        let client = server.client()
+        let now = 1_000_000_000_000_000
+        for after in [2_000_000, 500_000] {
+            _ = try await client.evaluate(
+                .hold, keys: ["{tempo:s}:h"], arguments: [String(now), String(after), "", ""])
+        }
+        let reply = try await client.evaluate(
+            .windowAdmit, keys: ["{tempo:s}:w", "{tempo:s}:h"],
+            arguments: [String(now + 600_000), "1000000", "5", "1", ""])
+        #expect(reply[0] == 1)
+        #expect(reply[1] == 1_400_000, "admitted \(reply[1]) µs after, in a hold of 2 s")
         await server.stop()
     }
 
