@@ -398,4 +398,38 @@ struct SharedRateLimiterTests {
         #expect(last == 10_990_000_000)
         await server.stop()
     }
+
+    /// A full window of four calls of 2^38 each, one more every quarter window: the running
+    /// totals pass 2^50 at the 4,097th call and are counted again from the oldest call held.
+    /// Right after each call, one more at the same instant is refused with a quarter window to
+    /// wait: the calls held, renamed, still add up.
+    @Test func aFullWindowStaysFullWhenItsTotalsAreCountedAgain() async throws {
+        let server = try await Self.started()
+        let client = server.client()
+        let keys = ["{tempo:full}:w", "{tempo:full}:h"]
+        let base: Int64 = 1_000_000_000_000_000
+        let span: Int64 = 4_000_000
+        let weight = String(1 << 38)
+        for call in 0..<4_200 {
+            let now = String(base + Int64(call) * span / 4)
+            let admitted = try await client.evaluate(
+                .windowAdmit, keys: keys,
+                arguments: [now, String(span), String(1 << 40), weight, ""])
+            guard admitted[0] == 1, admitted[1] == 0 else {
+                Issue.record("call \(call): \(admitted)")
+                break
+            }
+            // Full from the fourth call on: one more is refused.
+            guard call >= 3 else { continue }
+            let extra = try await client.evaluate(
+                .windowAdmit, keys: keys,
+                arguments: [now, String(span), String(1 << 40), weight, "0"])
+            guard extra[0] == 0, extra[1] == span / 4 else {
+                Issue.record("call \(call): one more was \(extra)")
+                break
+            }
+            #expect(admitted[3] <= 1 << 51)
+        }
+        await server.stop()
+    }
 }
