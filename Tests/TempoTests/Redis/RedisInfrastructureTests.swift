@@ -161,40 +161,42 @@ struct RedisInfrastructureTests {
     }
 
     @Test func aPausedServerTimesOutWithinTheIOTimeout() async throws {
-        try await withRedisServer { server in
-            let client = server.client(ioTimeout: .milliseconds(500))
-            #expect(try await client.command("PING") == .simple("PONG"))
-            try await server.pause(for: .seconds(3))
-            let paused = ContinuousClock.now
+        try await measuredAlone {
+            try await withRedisServer { server in
+                let client = server.client(ioTimeout: .milliseconds(500))
+                #expect(try await client.command("PING") == .simple("PONG"))
+                try await server.pause(for: .seconds(3))
+                let paused = ContinuousClock.now
 
-            // A timeout, not a reply: the pause outlasts the 0.5 s the client waits.
-            let started = ContinuousClock.now
-            let timedOut = await #expect(throws: RESPClientError.self) {
-                try await client.command("PING")
-            }
-            let elapsed = started.duration(to: .now)
-            guard case .timedOut? = timedOut else {
-                Issue.record("expected a timeout, got \(String(describing: timedOut))")
-                return
-            }
-            #expect(elapsed >= .milliseconds(450), "\(elapsed)")
-            #expect(elapsed < .milliseconds(2_500), "\(elapsed)")
+                // A timeout, not a reply: the pause outlasts the 0.5 s the client waits.
+                let started = ContinuousClock.now
+                let timedOut = await #expect(throws: RESPClientError.self) {
+                    try await client.command("PING")
+                }
+                let elapsed = started.duration(to: .now)
+                guard case .timedOut? = timedOut else {
+                    Issue.record("expected a timeout, got \(String(describing: timedOut))")
+                    return
+                }
+                #expect(elapsed >= .milliseconds(450), "\(elapsed)")
+                #expect(elapsed < .milliseconds(2_500), "\(elapsed)")
 
-            // A new connection is accepted, and its command times out too.
-            let fresh = server.client(ioTimeout: .milliseconds(500))
-            let error = await #expect(throws: RESPClientError.self) {
-                try await fresh.command("PING")
-            }
-            guard case .timedOut? = error else {
-                Issue.record("expected a timeout, got \(String(describing: error))")
-                return
-            }
+                // A new connection is accepted, and its command times out too.
+                let fresh = server.client(ioTimeout: .milliseconds(500))
+                let error = await #expect(throws: RESPClientError.self) {
+                    try await fresh.command("PING")
+                }
+                guard case .timedOut? = error else {
+                    Issue.record("expected a timeout, got \(String(describing: error))")
+                    return
+                }
 
-            // Once the pause is over, the next command reconnects: the timed-out connection,
-            // whose late reply would answer the wrong command, was closed.
-            try await Task.sleep(until: paused + .milliseconds(3_100))
-            #expect(try await client.command("PING") == .simple("PONG"))
-            #expect(client.connections == 2)
+                // Once the pause is over, the next command reconnects: the timed-out connection,
+                // whose late reply would answer the wrong command, was closed.
+                try await Task.sleep(until: paused + .milliseconds(3_100))
+                #expect(try await client.command("PING") == .simple("PONG"))
+                #expect(client.connections == 2)
+            }
         }
     }
 
