@@ -309,7 +309,9 @@ struct SharedLimitModelTests {
         for seed in Self.seeds {
             var random = SeededRandom(seed: seed)
             let permits = random.next(upTo: 5) + 1
-            let span: Int64 = 1_000_000 + Int64(random.next(upTo: 3)) * 250_000
+            // Windows of minutes: a key's expiry (its newest start's window, on the real clock)
+            // outlasts the run of a schedule however loaded the machine.
+            let span: Int64 = 100_000_000 + Int64(random.next(upTo: 3)) * 25_000_000
             let steps = Self.schedule(&random, permits: permits, span: span)
             let scripts = try await Self.throughScripts(
                 steps, client: client, key: "model-window-\(seed)", window: (permits, span),
@@ -336,7 +338,8 @@ struct SharedLimitModelTests {
         for seed in Self.seeds {
             var random = SeededRandom(seed: seed)
             let burst = random.next(upTo: 4) + 1
-            let refill: Int64 = 100_000 + Int64(random.next(upTo: 4)) * 50_000
+            // Refills of minutes, for the same reason as the window's.
+            let refill: Int64 = 100_000_000 + Int64(random.next(upTo: 4)) * 50_000_000
             let steps = Self.schedule(&random, permits: burst, span: refill * Int64(burst))
             let scripts = try await Self.throughScripts(
                 steps, client: client, key: "model-bucket-\(seed)", window: nil,
