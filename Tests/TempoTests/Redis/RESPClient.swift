@@ -102,7 +102,7 @@ final class RESPClient: Sendable {
         var connections = 0
     }
 
-    init(port: Int, ioTimeout: Duration = .seconds(5), connectTimeout: Duration? = nil) {
+    init(port: Int, ioTimeout: Duration = .seconds(30), connectTimeout: Duration? = nil) {
         self.port = port
         self.ioTimeout = ioTimeout
         self.connectTimeout = connectTimeout ?? ioTimeout

@@ -173,7 +173,7 @@ final class RedisServer: Sendable {
     }
 
     /// A new client of this server.
-    func client(ioTimeout: Duration = .seconds(5)) -> RESPClient {
+    func client(ioTimeout: Duration = .seconds(30)) -> RESPClient {
         RESPClient(port: port, ioTimeout: ioTimeout)
     }
 

@@ -112,7 +112,7 @@ struct SharedLimitFaultTests {
             #expect(outcomes.longest < Self.timeLimit + .milliseconds(400), "\(outcomes)")
             // Back to normal: the shared limit decides again.
             let shared = SharedRateLimiter(
-                store: server.client(), timeLimit: .seconds(5), whenStoreFails: .failClosed,
+                store: server.client(), timeLimit: .seconds(30), whenStoreFails: .failClosed,
                 registry: registry)
             try await shared.takePermit(.window(10, per: .seconds(1)), identifier: "after")
             let names = await log.all().map { $0.decision.name }

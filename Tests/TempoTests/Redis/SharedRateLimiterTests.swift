@@ -25,7 +25,7 @@ struct SharedRateLimiterTests {
     /// A limiter failing closed, with a time limit that a loaded machine's first call (the
     /// script loaded, the connection opened) stays well within.
     static func limiter(_ client: RESPClient) -> SharedRateLimiter {
-        SharedRateLimiter(store: client, timeLimit: .seconds(5), whenStoreFails: .failClosed)
+        SharedRateLimiter(store: client, timeLimit: .seconds(30), whenStoreFails: .failClosed)
     }
 
     static func started() async throws -> RedisServer {
