@@ -70,7 +70,7 @@ struct SharedLimitModelTests {
     }
 
     /// A random schedule: instants that often repeat and sometimes jump past a whole window.
-    static func schedule(_ random: inout SeededRandom, permits: Int, span: Int64) -> [Step] {
+    static func schedule(_ random: inout SplitMix64, permits: Int, span: Int64) -> [Step] {
         var steps: [Step] = []
         var now: Int64 = 0
         for _ in 0..<40 {
@@ -307,7 +307,7 @@ struct SharedLimitModelTests {
         let client = server.client()
         var compared = 0
         for seed in Self.seeds {
-            var random = SeededRandom(seed: seed)
+            var random = SplitMix64(seed: seed &+ 0x9E37_79B9_7F4A_7C15)
             let permits = random.next(upTo: 5) + 1
             // Windows of minutes: a key's expiry (its newest start's window, on the real clock)
             // outlasts the run of a schedule however loaded the machine.
@@ -336,7 +336,7 @@ struct SharedLimitModelTests {
         let client = server.client()
         var compared = 0
         for seed in Self.seeds {
-            var random = SeededRandom(seed: seed)
+            var random = SplitMix64(seed: seed &+ 0x9E37_79B9_7F4A_7C15)
             let burst = random.next(upTo: 4) + 1
             // Refills of minutes, for the same reason as the window's.
             let refill: Int64 = 100_000_000 + Int64(random.next(upTo: 4)) * 50_000_000
@@ -359,17 +359,7 @@ struct SharedLimitModelTests {
     }
 }
 
-/// A small deterministic generator (SplitMix64), so that a failing seed repeats.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+extension SplitMix64 {
     /// A number from 0 to `bound - 1`.
     mutating func next(upTo bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
 }
