@@ -350,4 +350,28 @@ import Testing
             #expect(served.all == [7])
         }
     }
+
+    /// What a complete drain leaves in the registry is what keys remember, and each leaves on
+    /// its own timer (Guarantees.md, "What outlives a drain"): a rate-limit key with a permit
+    /// taken, a retry budget with a counted call, a breaker with a failure in its time window.
+    @Test func whatADrainLeavesIsWhatKeysRememberAndItLeavesOnItsOwn() async throws {
+        struct Failed: Error {}
+        try await onManualClock { clock, registry in
+            try takeRatePermit(RateLimit(10, per: .seconds(1)), identifier: "rate")
+            _ = try await retry(2, every: .zero, budget: RetryBudget(identifier: "budget")) { 1 }
+            let breaker = CircuitBreakerPolicy(window: .lastDuration(.seconds(30)))
+            _ = try? await circuitBreaker(breaker, identifier: "breaker") { throw Failed() }
+            debounce(.seconds(1), identifier: "save", by: .taskContext) {}
+            #expect(registry.liveKeyCount == 4)
+            let report = try await (await clock.start { await registry.drain() }).outcome()
+            #expect(report.isComplete)
+            #expect(registry.liveKeyCount == 3)
+            await clock.advance(by: .seconds(2))  // the bucket is full again
+            #expect(registry.liveKeyCount == 2)
+            await clock.advance(by: .seconds(13))  // the budget's 10 s window has passed
+            #expect(registry.liveKeyCount == 1)
+            await clock.advance(by: .seconds(25))  // the failure has aged out of 30 s
+            #expect(registry.liveKeyCount == 0)
+        }
+    }
 }

@@ -14,15 +14,11 @@ private final class ArticleDraftStore: Sendable {
 @MainActor private final class ArticleNoteEditor {
     nonisolated static let deinits = Log<String>()
     private let store: ArticleDraftStore
-    private let autosave: Debouncer
-    private let preview: Debouncer
+    private let autosave = Debouncer(.seconds(2), onDeinit: .flush)
+    private let preview = Debouncer(.milliseconds(300))
     private(set) var previewText = ""
 
-    init(store: ArticleDraftStore, registry: TempoRegistry) {
-        self.store = store
-        autosave = Debouncer(.seconds(2), onDeinit: .flush, registry: registry)
-        preview = Debouncer(.milliseconds(300), registry: registry)
-    }
+    init(store: ArticleDraftStore) { self.store = store }
 
     func textChanged(_ text: String) {
         // Runs after the editor is gone: it captures the store, not the editor.
@@ -107,7 +103,7 @@ private final class ShutdownSignal: Sendable {
         let registry = TempoRegistry(clock: clock)
         let store = ArticleDraftStore()
         let before = ArticleNoteEditor.deinits.count
-        var editor: ArticleNoteEditor? = ArticleNoteEditor(store: store, registry: registry)
+        var editor: ArticleNoteEditor? = registry.withCurrent { ArticleNoteEditor(store: store) }
         editor?.textChanged("h")
         editor?.textChanged("hello")
         editor = nil
@@ -117,6 +113,22 @@ private final class ShutdownSignal: Sendable {
         #expect(store.saved.all == ["hello"])
         #expect(registry.liveKeyCount == 0)
         await clock.advance(by: .seconds(5))
+        #expect(store.saved.all == ["hello"])
+    }
+
+    /// The article's test of the flushed save: it lands on the main actor's next turn, not
+    /// during the release.
+    @Test func closingTheEditorSavesTheLastDraft() async {
+        let clock = ManualClock()
+        let registry = TempoRegistry(clock: clock)
+        let store = ArticleDraftStore()
+        var editor: ArticleNoteEditor? = registry.withCurrent {
+            ArticleNoteEditor(store: store)
+        }
+        editor?.textChanged("hello")
+        editor = nil
+        #expect(store.saved.all.isEmpty)  // queued for the main actor, which the test holds
+        await clock.advance(by: .zero)
         #expect(store.saved.all == ["hello"])
     }
 
