@@ -20,6 +20,9 @@ How an example is compiled (see CONTRIBUTING.md, "Code examples compile"):
     module of its own (the others share one).
   * Package.swift fragments (`.package(...)`, `.target(...)`, `.product(...)`, `platforms:`,
     a whole manifest) are type-checked as a manifest (`swift package dump-package`).
+  * `@testable import App` in a test block stands for the app the page builds: a test target
+    needs it, and here the page's own declarations are compiled in the same module, so the
+    line is left out.
   * Names an example uses without declaring them (`api`, `store`, `draft`, `search(_:)`, ...)
     come from scripts/snippet-stubs.swift. A Markdown example sees only the names listed in an
     HTML comment right before its block, `<!-- snippet-context: api, draft -->`; a doc-comment
@@ -82,6 +85,9 @@ TOP_LEVEL_LINE = re.compile(
     r"|(public|open|package|internal|fileprivate|private)\s"
     r"|(prefix|postfix|infix)\s+operator\b)"
 )
+# A test block's import of the app it tests, as a separate test target writes it. The page's
+# declarations are the app: they are compiled in the same module as its test blocks.
+APP_IMPORT = "@testable import App"
 IMPORT_LINE = re.compile(r"^\s*(@testable\s+|@_exported\s+)?import\s+\S")
 MANIFEST_START = re.compile(r"^\s*(\.(package|target|testTarget|executableTarget|product|library|"
                             r"executable|macOS|iOS|tvOS|watchOS|visionOS)\(|"
@@ -453,6 +459,8 @@ def imports_of(blocks: list[Block]) -> list[str]:
     for block in blocks:
         for line in block.lines:
             statement = " ".join(line.split("//")[0].split())
+            if statement == APP_IMPORT:
+                continue  # the page's own module: its declarations are compiled with it
             if IMPORT_LINE.match(line) and statement not in found:
                 found.append(statement)
         for module in block.imports:

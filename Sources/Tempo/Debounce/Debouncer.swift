@@ -12,17 +12,15 @@
 /// alive until it has run, and the owner's deinit, with its cancel, waits for it.
 ///
 /// ```swift
-/// @MainActor final class SearchModel {
-///     private let searchDebouncer = Debouncer(.milliseconds(300))
+/// @MainActor final class LocalSearchModel {
+///     private let search = Debouncer(.milliseconds(300), maxWait: .seconds(2))
 ///     var results: [String] = []
 ///
-///     func queryChanged(_ query: String) {
-///         searchDebouncer.onMainActor { [weak self] in
-///             self?.results = index.search(query)
-///         }
+///     func textChanged(_ text: String) {
+///         search.onMainActor { [weak self] in self?.results = index.query(text) }
 ///     }
 ///
-///     func submit() { searchDebouncer.flush() }   // search now with the latest query
+///     func submit() { search.flush() }   // search now with the latest text
 /// }
 /// ```
 public final class Debouncer: Sendable {
