@@ -11,7 +11,7 @@ protocol SearchClient: Sendable {
 }
 
 @MainActor
-final class SearchViewModel {
+final class SearchScreenModel {
     private(set) var results: [String] = []
     private(set) var failure: String?
     private let client: any SearchClient
@@ -57,12 +57,12 @@ actor FakeSearchClient: SearchClient {
 }
 
 @MainActor
-@Suite struct SearchViewModelTests {
+@Suite struct SearchScreenModelTests {
     let clock = ManualClock()
     let client = FakeSearchClient()
 
     @Test func searchesOnceTheUserStopsTyping() async {
-        let model = SearchViewModel(client: client)
+        let model = SearchScreenModel(client: client)
         await TempoRegistry(clock: clock).withCurrent {
             for query in ["s", "sw", "swi", "swif", "swift"] {
                 model.queryChanged(query)
@@ -78,7 +78,7 @@ actor FakeSearchClient: SearchClient {
     }
 
     @Test func submitSearchesAtOnce() async {
-        let model = SearchViewModel(client: client)
+        let model = SearchScreenModel(client: client)
         let registry = TempoRegistry(clock: clock)
         await registry.withCurrent {
             model.queryChanged("swift")
