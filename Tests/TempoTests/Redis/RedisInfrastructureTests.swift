@@ -202,11 +202,14 @@ struct RedisInfrastructureTests {
 
     @Test func aKilledServerFailsCommandsWithoutHanging() async throws {
         try await withRedisServer { server in
-            let client = server.client(ioTimeout: .seconds(5))
+            // A time limit far past the bound below: a CI run in parallel with the whole suite
+            // once took 6.8 s for both failures, past a 5 s limit and a 4 s bound. They must
+            // come from the closed connection and the refused one, never from the limit.
+            let client = server.client(ioTimeout: .seconds(60))
             #expect(try await client.command("PING") == .simple("PONG"))
             await server.kill()
 
-            // Both failures come at once, not after the 5 s timeout.
+            // Both failures come long before the 60 s time limit.
 
             let started = ContinuousClock.now
             let lost = await #expect(throws: RESPClientError.self) {
@@ -220,7 +223,7 @@ struct RedisInfrastructureTests {
                 Issue.record("expected a refused connection, got \(String(describing: refused))")
                 return
             }
-            #expect(started.duration(to: .now) < .seconds(4))
+            #expect(started.duration(to: .now) < .seconds(30))
 
             try await server.restart()
             #expect(try await client.command("PING") == .simple("PONG"))
