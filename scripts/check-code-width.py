@@ -86,10 +86,114 @@ def width(text: str) -> int:
     return len(text.rstrip().expandtabs(4))
 
 
+# MARK: - The first sample of a page, on a phone
+
+# At a phone's width (390 px) DocC's code column is 348 px: 35 characters of its monospace font
+# (scripts/docs-screenshots.py measures it). A page's first code sample is what a reader on a
+# phone sees first; it must read without scrolling sideways, so its lines are held to one
+# character less than that.
+PHONE_LIMIT = 34
+
+# The reference pages whose first sample is held to the phone's width: those of the helpers and
+# of the types a reader meets first (every overload of each name). Other symbols' pages are
+# measured by scripts/docs-screenshots.py but not held to it.
+PHONE_SYMBOLS = {
+    "debounce", "throttle", "delay", "execute", "sleep", "repeat", "timeout", "time", "retry",
+    "rateLimit", "concurrencyLimit", "circuitBreaker", "hedge", "debounceResult",
+    "HedgingError", "RetryBudget", "Debouncer", "Throttler", "TempoRegistry", "DrainReport",
+    "ManualClock",
+}
+DECLARED = re.compile(r"\b(?:func|class|struct|enum|actor|protocol)\s+`?(\w+)`?")
+
+
+def first_samples() -> list[tuple[str, list[tuple[int, str]]]]:
+    """(where, lines) of the first code block of every article and symbol extension page of
+    Docs/Tempo.docc, and of the doc comment of every declaration named in PHONE_SYMBOLS."""
+    found: list[tuple[str, list[tuple[int, str]]]] = []
+    for path in sorted((ROOT / "Docs").rglob("*.md")):
+        block = first_fenced(path.read_text(encoding="utf-8").splitlines())
+        if block:
+            found.append((str(path.relative_to(ROOT)), block))
+    for folder in DOC_SOURCES:
+        for path in sorted((ROOT / folder).rglob("*.swift")):
+            raw = path.read_text(encoding="utf-8").splitlines()
+            comment = doc_comment_lines(path)
+            start = 0
+            for index in range(len(raw) + 1):
+                if index < len(raw) and raw[index].lstrip().startswith("///"):
+                    continue
+                if index > start:
+                    # The declaration: the first line after the comment that declares a name
+                    # (attributes such as `@discardableResult` come before it).
+                    name = ""
+                    for line in raw[index:index + 4]:
+                        match = DECLARED.search(line)
+                        if match:
+                            # A function only at the top level: a method of the same name
+                            # (`RetryBackoff.delay(forRetry:)`) is another page.
+                            top = not line[:1].isspace()
+                            name = match.group(1) if top or "func" not in line else ""
+                            break
+                    if name in PHONE_SYMBOLS:
+                        block = first_fenced(comment[start:index])
+                        if block:
+                            found.append((f"{path.relative_to(ROOT)} ({name})",
+                                          [(start + n, t) for n, t in block]))
+                start = index + 1
+    return found
+
+
+def first_fenced(lines: list[str]) -> list[tuple[int, str]]:
+    """The (1-based line number, text) of the lines of the first fenced block in `lines`."""
+    fence = ""
+    indent = 0
+    block: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, 1):
+        match = FENCE.match(line)
+        if not fence:
+            if match:
+                fence = match.group(1)
+                indent = len(line) - len(line.lstrip())
+            continue
+        stripped = line.strip()
+        if match and stripped.startswith(fence) and stripped.strip(fence[0]) == "":
+            return block
+        cut = min(indent, len(line) - len(line.lstrip()))
+        block.append((number, line[cut:]))
+    return block
+
+
+def check_first_samples() -> int:
+    """Reports every first sample with a line wider than PHONE_LIMIT; returns how many."""
+    samples = first_samples()
+    over = 0
+    for where, block in samples:
+        wide = [(number, text) for number, text in block if width(text) > PHONE_LIMIT]
+        if wide:
+            over += 1
+            number, text = wide[0]
+            file, _, symbol = where.partition(" ")
+            print(f"{file}:{number}: first sample of {symbol or 'the page'}: "
+                  f"{len(wide)} of {len(block)} lines wider than {PHONE_LIMIT} "
+                  f"characters (a phone shows 35): {text.strip()[:60]}")
+    if over:
+        print(f"{over} page(s) whose first code sample scrolls sideways on a phone: wrap its "
+              f"lines at {PHONE_LIMIT} characters (break the arguments, put comments above)")
+    else:
+        print(f"first samples: all {len(samples)} fit a phone's {PHONE_LIMIT + 1} characters "
+              "(articles, extension pages, and the reference pages of "
+              f"{len(PHONE_SYMBOLS)} names)")
+    return over
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=LIMIT, help=f"default {LIMIT}")
+    parser.add_argument("--first-samples", action="store_true",
+                        help="only check the first samples at a phone's width")
     args = parser.parse_args()
+    if args.first_samples:
+        return 1 if check_first_samples() else 0
 
     checked: list[tuple[str, list[tuple[int, str]]]] = []
     markdown = [ROOT / "README.md"] + sorted((ROOT / "Docs").rglob("*.md"))

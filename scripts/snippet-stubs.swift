@@ -201,19 +201,34 @@ public let refresher = Throttler(.seconds(5), by: .ownedActor)
     public func flash() {}
 }
 
-/// The README's search view model, for doc-comment examples (Markdown documents that declare
-/// their own `SearchModel` must use theirs): `await model.queryChanged(text)`, `model.results`.
-@MainActor public final class SearchModel {
+/// The README's search view model, in the shape README.md and BuildingASearchViewModel.md
+/// declare it (keep the three alike), for doc-comment examples: `SearchViewModel { query in
+/// [query] }`, `await model.queryChanged(text)`, `model.results`. A Markdown document that
+/// declares it uses its own declaration, not this one.
+@MainActor public final class SearchViewModel {
+    public private(set) var results: [String] = []
+    public private(set) var failure: String?
+
     private let searcher = Debouncer(.milliseconds(300))
     private let search: @Sendable (String) async throws -> [String]
-    public private(set) var results: [String] = []
+
     public init(search: @escaping @Sendable (String) async throws -> [String]) {
         self.search = search
     }
+
     public func queryChanged(_ query: String) async {
-        results = (try? await searcher.result(latestWins: true) { [search] in
-            try await search(query)
-        }) ?? results
+        do {
+            results = try await searcher.result(latestWins: true) { [search] in
+                try await search(query)
+            }
+            failure = nil
+        } catch is DiscardedCall {
+            // a newer query took over: its caller publishes
+        } catch is CancellationError {
+            // the view went away
+        } catch {
+            failure = "\(error)"
+        }
     }
 }
 

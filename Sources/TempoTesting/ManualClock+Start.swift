@@ -15,7 +15,7 @@ extension ManualClock {
     ///     let clock = ManualClock()
     ///     try await TempoRegistry(clock: clock).withCurrent {
     ///         // Made in the scope: its Debouncer is timed by `clock`
-    ///         let model = SearchModel { query in [query + "!"] }
+    ///         let model = SearchViewModel { query in [query + "!"] }
     ///         var keystrokes: [ManualClock.Started<Void>] = []
     ///         for query in ["s", "sw", "swi"] {
     ///             keystrokes.append(await clock.start { await model.queryChanged(query) })
@@ -67,7 +67,7 @@ extension ManualClock {
     /// clock has moved, with a time limit, or cancel it.
     ///
     /// ```swift
-    /// let model = SearchModel { query in [query] }
+    /// let model = SearchViewModel { query in [query] }
     /// let keystroke = await clock.start { await model.queryChanged("swift") }
     /// await clock.advance(by: .milliseconds(300))
     /// try await keystroke.value()
@@ -91,7 +91,7 @@ extension ManualClock {
         /// pending on the clock. The task is then left as it is (cancel it if you need to).
         ///
         /// ```swift
-        /// let model = SearchModel { query in [query] }
+        /// let model = SearchViewModel { query in [query] }
         /// let keystroke = await clock.start { await model.queryChanged("swift") }
         /// await clock.advance(by: .milliseconds(300))   // forget this, and value() throws
         /// try await keystroke.value()
@@ -144,7 +144,7 @@ extension ManualClock {
     /// the clock when ``Started/value(timeLimit:)`` gave up.
     ///
     /// ```swift
-    /// let model = SearchModel { query in [query] }
+    /// let model = SearchViewModel { query in [query] }
     /// let keystroke = await clock.start { await model.queryChanged("swift") }
     /// do {
     ///     try await keystroke.value(timeLimit: .seconds(2))   // no advance: it is stuck

@@ -13,19 +13,27 @@ import Tempo
 /// wait, a retry's wait) counts as the operation asleep until that work hands it its outcome.
 ///
 /// ```swift
-/// @Test func searchRunsOnceAfterTyping() async {
-///     let clock = ManualClock()
-///     let registry = TempoRegistry(clock: clock)
-///     let queries = Queries()
-///     await registry.withCurrent {
-///         for text in ["s", "sw", "swi"] {
-///             debounce(.milliseconds(300), by: .taskContext) { queries.append(text) }
-///             await clock.advance(by: .milliseconds(100))
-///         }
-///         await clock.advance(by: .milliseconds(300))
+/// // In a test:
+/// let clock = ManualClock()
+/// let registry =
+///     TempoRegistry(clock: clock)
+/// let queries = Queries()
+/// let typed = ["s", "sw", "swi"]
+/// await registry.withCurrent {
+///     for text in typed {
+///         debounce(
+///             .milliseconds(300),
+///             by: .taskContext
+///         ) { queries.append(text) }
+///         await clock.advance(
+///             by: .milliseconds(100)
+///         )
 ///     }
-///     #expect(queries.all == ["swi"])
+///     await clock.advance(
+///         by: .milliseconds(300)
+///     )
 /// }
+/// #expect(queries.all == ["swi"])
 /// ```
 ///
 /// `repeat` is driven by ``advance(by:)`` alone, like debounce and throttle. `retry`,

@@ -55,10 +55,17 @@
 /// from the breaker's empties the window.
 ///
 /// ```swift
-/// let policy = CircuitBreakerPolicy(failureRatio: 0.5, breakDuration: .seconds(10))
-/// let user = try await circuitBreaker(policy, identifier: "users") {
-///     try await api.user(id)
-/// }
+/// let policy = CircuitBreakerPolicy(
+///     failureRatio: 0.5,
+///     breakDuration: .seconds(10)
+/// )
+/// let user =
+///     try await circuitBreaker(
+///         policy,
+///         identifier: "users"
+///     ) {
+///         try await api.user(id)
+///     }
 /// ```
 ///
 /// - Parameters:

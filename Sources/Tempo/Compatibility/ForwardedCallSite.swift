@@ -56,10 +56,18 @@ public func debounce(
 ///
 /// ```swift
 /// @MainActor func debounceHere(
-///     fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
-///     _ work: @escaping @MainActor @Sendable () -> Void
+///     fileID: String = #fileID,
+///     line: UInt = #line,
+///     column: UInt = #column,
+///     _ work: @escaping @MainActor
+///         @Sendable () -> Void
 /// ) {
-///     debounce(fileID: fileID, line: line, column: column, operation: work)
+///     debounce(
+///         fileID: fileID,
+///         line: line,
+///         column: column,
+///         operation: work
+///     )
 /// }
 /// ```
 ///

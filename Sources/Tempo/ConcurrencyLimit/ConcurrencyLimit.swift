@@ -94,9 +94,12 @@ public enum ConcurrencyLimitError: Error, Equatable, Hashable, Sendable {
 /// calls while any runs or waits, and leaves the registry when the last one ends.
 ///
 /// ```swift
-/// let bytes = try await concurrencyLimit(4, identifier: "downloads") {
-///     try await api.download(url)
-/// }
+/// let bytes =
+///     try await concurrencyLimit(
+///         4, identifier: "downloads"
+///     ) {
+///         try await api.download()
+///     }
 /// ```
 ///
 /// On a `ManualClock`, an advance waits for a limited operation that is running (until it

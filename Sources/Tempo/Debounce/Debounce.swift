@@ -87,7 +87,10 @@ public func debounce(
 ///
 /// ```swift
 /// @MainActor func textChanged() {
-///     debounce(.milliseconds(250)) { self.label.text = self.model.summary }
+///     debounce(.milliseconds(250)) {
+///         self.label.text =
+///             self.model.summary
+///     }
 /// }
 /// ```
 ///

@@ -34,7 +34,22 @@
 /// still done, so publish what it finds through the value it returns.
 ///
 /// ```swift
-/// @MainActor final class SearchModel {
+/// let hits =
+///     try await debounceResult(
+///         .milliseconds(300),
+///         identifier: "search",
+///         latestWins: true
+///     ) {
+///         try await api.search(text)
+///     }
+/// ```
+///
+/// In a view model, publish the value a call returns. A call that was replaced or overtaken
+/// throws ``DiscardedCall``, and the newer call publishes instead
+/// (<doc:BuildingASearchViewModel> does the same with a ``Debouncer`` of its own):
+///
+/// ```swift
+/// @MainActor final class QuickSearchModel {
 ///     var results: [String] = []
 ///
 ///     func queryChanged(_ query: String) async {
@@ -110,18 +125,36 @@ extension Debouncer {
     /// never cancelled.
     ///
     /// ```swift
-    /// @MainActor final class SearchModel {
+    /// @MainActor final class SearchViewModel {
+    ///     private(set) var results: [String] = []
+    ///     private(set) var failure: String?
+    ///
     ///     private let searcher = Debouncer(.milliseconds(300))
-    ///     var results: [String] = []
+    ///     private let search: @Sendable (String) async throws -> [String]
+    ///
+    ///     /// In the app: `SearchViewModel(search: api.search)`
+    ///     init(search: @escaping @Sendable (String) async throws -> [String]) {
+    ///         self.search = search
+    ///     }
     ///
     ///     func queryChanged(_ query: String) async {
-    ///         let hits = try? await searcher.result(latestWins: true) {
-    ///             try await api.search(query)
+    ///         do {
+    ///             results = try await searcher.result(latestWins: true) { [search] in
+    ///                 try await search(query)
+    ///             }
+    ///             failure = nil
+    ///         } catch is DiscardedCall {
+    ///             // a newer query took over: its caller publishes
+    ///         } catch is CancellationError {
+    ///             // the view went away
+    ///         } catch {
+    ///             failure = "\(error)"
     ///         }
-    ///         if let hits { results = hits }
     ///     }
     /// }
     /// ```
+    ///
+    /// <doc:BuildingASearchViewModel> tests this view model on a manual clock.
     ///
     /// - Parameters:
     ///   - latestWins: Whether this call's run, when the engine releases it, cancels the

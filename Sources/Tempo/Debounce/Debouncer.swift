@@ -12,15 +12,29 @@
 /// alive until it has run, and the owner's deinit, with its cancel, waits for it.
 ///
 /// ```swift
-/// @MainActor final class LocalSearchModel {
-///     private let search = Debouncer(.milliseconds(300), maxWait: .seconds(2))
+/// @MainActor
+/// final class LocalSearchModel {
+///     private let search =
+///         Debouncer(
+///             .milliseconds(300),
+///             maxWait: .seconds(2)
+///         )
 ///     var results: [String] = []
 ///
-///     func textChanged(_ text: String) {
-///         search.onMainActor { [weak self] in self?.results = index.query(text) }
+///     func textChanged(
+///         _ text: String
+///     ) {
+///         search.onMainActor {
+///             [weak self] in
+///             self?.results =
+///                 index.query(text)
+///         }
 ///     }
 ///
-///     func submit() { search.flush() }   // search now with the latest text
+///     // search the latest text now
+///     func submit() {
+///         search.flush()
+///     }
 /// }
 /// ```
 public final class Debouncer: Sendable {

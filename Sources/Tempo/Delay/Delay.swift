@@ -78,7 +78,11 @@ public func delay(
 /// (see ``ActorType``).
 ///
 /// ```swift
-/// let undo = delay(.seconds(5), by: .taskContext) { try await mail.send(draft) }
+/// let undo = delay(
+///     .seconds(5), by: .taskContext
+/// ) {
+///     try await mail.send(draft)
+/// }
 /// // "Undo" tapped:
 /// undo.cancel()
 /// ```

@@ -3,7 +3,12 @@
 /// Cancelled before it starts, the operation never runs.
 ///
 /// ```swift
-/// execute(with: .milliseconds(200), on: .ownedActor) { await cache.warm() }
+/// execute(
+///     with: .milliseconds(200),
+///     on: .ownedActor
+/// ) {
+///     await cache.warm()
+/// }
 /// ```
 ///
 /// - Parameters:

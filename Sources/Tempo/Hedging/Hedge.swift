@@ -26,8 +26,13 @@
 /// on that clock while it waits for its attempts, so an advance fires the hedge timer.
 ///
 /// ```swift
-/// // A read from a replica set: if the first read takes more than 50 ms, ask again.
-/// let user = try await hedge(maxAttempts: 2, after: .milliseconds(50)) { attempt in
+/// // A read from a replica set: if
+/// // the first read takes more than
+/// // 50 ms, ask again.
+/// let user = try await hedge(
+///     maxAttempts: 2,
+///     after: .milliseconds(50)
+/// ) { attempt in
 ///     try await api.user(id)
 /// }
 /// ```

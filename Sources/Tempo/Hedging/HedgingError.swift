@@ -3,11 +3,17 @@
 ///
 /// ```swift
 /// do {
-///     _ = try await hedge(maxAttempts: 3, after: .milliseconds(50)) { _ in
+///     _ = try await hedge(
+///         maxAttempts: 3,
+///         after: .milliseconds(50)
+///     ) { _ in
 ///         try await api.user(id)
 ///     }
-/// } catch HedgingError.allAttemptsFailed(let errors) {
-///     print("\(errors.count) attempts failed, the first with \(errors[0])")
+/// } catch HedgingError
+///     .allAttemptsFailed(let errors)
+/// {
+///     // one per attempt, in order
+///     print(errors.count, errors[0])
 /// }
 /// ```
 ///

@@ -40,9 +40,15 @@
 /// actor (or off any actor, for a caller on none), with no hop on the way in or out.
 ///
 /// ```swift
-/// // The service allows 10 requests a second: never 11 in any 1.05 s.
-/// let service = RateLimit.window(10, per: .seconds(1))
-/// let answer = try await rateLimit(service, identifier: "api") {
+/// // The service allows 10 requests
+/// // a second: never 11 in any
+/// // 1.05 s.
+/// let service = RateLimit.window(
+///     10, per: .seconds(1)
+/// )
+/// let answer = try await rateLimit(
+///     service, identifier: "api"
+/// ) {
 ///     try await api.ping()
 /// }
 /// ```

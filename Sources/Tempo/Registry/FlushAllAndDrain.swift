@@ -209,12 +209,19 @@ extension TempoRegistry {
 /// What ``TempoRegistry/drain(within:)`` found when it returned.
 ///
 /// ```swift
-/// let report = await registry.drain(within: .seconds(5))
+/// let report = await registry.drain(
+///     within: .seconds(5)
+/// )
 /// if !report.isComplete {
 ///     print(report)
-///     // drain stopped at its time limit after 5.000 s: 1 operation still running
-///     // delay  Sync/Uploader.swift:12:9  runs at 30.000 s (in 25.000 s)
 /// }
+/// ```
+///
+/// With an operation still running and a `delay` still waiting at the time limit, it prints:
+///
+/// ```text
+/// drain stopped at its time limit after 5.000 s: 1 operation still running
+/// delay  Sync/Uploader.swift:12:9  runs at 30.000 s (in 25.000 s)
 /// ```
 public struct DrainReport: Sendable, Hashable, CustomStringConvertible {
     /// Whether every operation the registry launched finished and nothing was left pending:

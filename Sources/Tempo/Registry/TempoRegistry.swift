@@ -19,29 +19,29 @@ import Synchronization
 ///
 /// ```swift
 /// let clock = ManualClock()
-/// let registry = TempoRegistry(clock: clock)
+/// let registry =
+///     TempoRegistry(clock: clock)
 /// await registry.withCurrent {
-///     debounce(.milliseconds(300), by: .taskContext) { results.append("query") }
-///     await clock.advance(by: .milliseconds(300))   // the debounced call has run
+///     debounce(
+///         .milliseconds(300),
+///         by: .taskContext
+///     ) { results.append("query") }
+///     // runs the debounced call
+///     await clock.advance(
+///         by: .milliseconds(300)
+///     )
 /// }
-/// #expect(registry.liveKeyCount == 0)
+/// #expect(
+///     registry.liveKeyCount == 0
+/// )
 /// ```
 ///
 /// ## Design
-/// The tables sit behind locks, not an actor: they are split into shards by key hash, each
-/// behind its own lock, and all the state of one key lives in one shard. A call from
-/// synchronous code (a button handler, a loop) is applied before the call returns, so calls
-/// made one after another are applied in that order, its instant is read from the clock at
-/// the call, and no `Task` is created to carry it. Each group's state decides what a call or a
-/// timer does; the registry carries that out outside the lock, so your code never runs while
-/// the lock is held.
-///
-/// Each group has at most one timer. A call that moves the group's deadline later does not
-/// touch the timer: the timer fires at the old deadline, finds the new one and is re-armed to
-/// it. On an ordinary clock all the timers wait in one queue served by one task, so a live
-/// group costs no task. A timer that wakes for a group that was removed or re-armed since
-/// does nothing. <doc:Architecture> walks through the engine, and <doc:Guarantees> says what
-/// it promises.
+/// The tables sit behind locks, not an actor, split into shards by key hash. A call from
+/// synchronous code is applied before it returns, in the order calls are made, stamped with
+/// the clock at the call, with no `Task`; your code never runs while a lock is held. Each group
+/// has at most one timer, and a live group costs no task. <doc:Architecture> walks through
+/// the engine (shards, locks, timers), and <doc:Guarantees> says what it promises.
 public final class TempoRegistry: Sendable {
     let clock: EngineClock
     /// The tables, split by key hash so that callers on distinct keys rarely share a lock.

@@ -60,14 +60,22 @@ public enum RepeatMode: Sendable, Hashable {
 ///
 /// ```swift
 /// let polling = `repeat`(
-///     every: .seconds(30), startingImmediately: true, by: .ownedActor
+///     every: .seconds(30),
+///     startingImmediately: true,
+///     by: .ownedActor
 /// ) {
 ///     try await inbox.refresh()
 /// }
 /// // later
 /// polling.cancel()
+/// ```
 ///
-/// `repeat`(every: .seconds(5), identifier: "heartbeat") { try await server.ping() }
+/// A loop with an identifier is stopped by its name:
+///
+/// ```swift
+/// `repeat`(every: .seconds(5), identifier: "heartbeat") {
+///     try await server.ping()
+/// }
 /// cancelRepeat(identifier: "heartbeat")
 /// ```
 ///

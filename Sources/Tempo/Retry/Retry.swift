@@ -54,7 +54,11 @@ public protocol RetryAfterProviding: Error {
 /// The retry appears in ``TempoRegistry/snapshot()`` under its call site while it runs.
 ///
 /// ```swift
-/// let user = try await retry(3, every: .milliseconds(300)) { try await api.user(id) }
+/// let user = try await retry(
+///     3, every: .milliseconds(300)
+/// ) {
+///     try await api.user(id)
+/// }
 /// ```
 ///
 /// Pass `clock:` to measure on another clock: `nil`, the default, is the current registry's clock.

@@ -20,8 +20,14 @@
 /// emptied by ``resetRetryBudget(identifier:)``.
 ///
 /// ```swift
-/// let budget = RetryBudget(identifier: "api", ratio: 0.1)
-/// let user = try await retry(3, every: .milliseconds(200), budget: budget) {
+/// let budget = RetryBudget(
+///     identifier: "api", ratio: 0.1
+/// )
+/// let user = try await retry(
+///     3,
+///     every: .milliseconds(200),
+///     budget: budget
+/// ) {
 ///     try await api.user(id)
 /// }
 /// ```

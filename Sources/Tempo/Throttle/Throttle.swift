@@ -71,7 +71,9 @@ public func throttle(
 ///
 /// ```swift
 /// @MainActor func likeTapped() {
-///     throttle(.seconds(2)) { self.model.like() }
+///     throttle(.seconds(2)) {
+///         self.model.like()
+///     }
 /// }
 /// ```
 ///

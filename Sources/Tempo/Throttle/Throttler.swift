@@ -12,14 +12,25 @@
 /// alive until it has run.
 ///
 /// ```swift
-/// @MainActor final class FeedModel {
-///     private let prefetch = Throttler(.milliseconds(200), option: .ensureLast)
+/// @MainActor
+/// final class GalleryModel {
+///     private let pacer = Throttler(
+///         .milliseconds(200),
+///         option: .ensureLast
+///     )
 ///
-///     func didScroll(to offset: Double) {
-///         prefetch.onMainActor { [weak self] in self?.loadImages(around: offset) }
+///     func scrolled(to y: Double) {
+///         pacer.onMainActor {
+///             [weak self] in
+///             self?.load(around: y)
+///         }
 ///     }
 ///
-///     private func loadImages(around offset: Double) { /* ... */ }
+///     private func load(
+///         around y: Double
+///     ) {
+///         // fetch the images near y
+///     }
 /// }
 /// ```
 public final class Throttler: Sendable {

@@ -85,9 +85,14 @@ public func time<Value>(
 /// unchanged. The time is read on the current registry's clock unless `clock:` names another.
 ///
 /// ```swift
-/// let user = try await time("fetch user", style: .verbose) { try await api.user(id) }
-/// // [Tempo] label="fetch user" result=success duration="182.4 ms"
+/// let user = try await time(
+///     "fetch user", style: .verbose
+/// ) {
+///     try await api.user(id)
+/// }
 /// ```
+///
+/// It prints `[Tempo] label="fetch user" result=success duration="182.4 ms"`.
 ///
 /// Pass `clock:` to measure on another clock: `nil`, the default, is the current registry's clock.
 ///

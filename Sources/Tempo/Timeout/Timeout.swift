@@ -29,6 +29,14 @@ public enum TimeoutError: Error, Equatable, Hashable, Sendable {
 /// is safe:
 /// `.seconds(Int64.max)` waits until the operation finishes or the caller is cancelled.
 ///
+/// ```swift
+/// let page = try await timeout(
+///     .seconds(5)
+/// ) {
+///     try await client.fetch(url)
+/// }
+/// ```
+///
 /// The operation runs in a child task, so that it can be cancelled at the deadline while the
 /// caller goes on. It runs on the caller's actor, as `retry`'s attempts do: written in
 /// main-actor code it is isolated to the main actor and may update its state, and inside an
@@ -56,10 +64,6 @@ public enum TimeoutError: Error, Equatable, Hashable, Sendable {
 /// unless it itself sleeps on the clock, and an advance that reaches the deadline returns once
 /// that caller has the error. A caller in a plain `Task` gets the error soon after the advance
 /// returns: await its value.
-///
-/// ```swift
-/// let page = try await timeout(.seconds(5)) { try await client.fetch(url) }
-/// ```
 ///
 /// Pass `clock:` to measure on another clock: `nil`, the default, is the current registry's clock.
 ///
