@@ -167,6 +167,46 @@ import Testing
         }
     }
 
+    /// The promise, against a server that counts arrivals: operations of random durations,
+    /// started at random instants, each "arriving" at a random instant between its start and
+    /// its end (a request late on its way, or a slow connection). However late they arrive, no
+    /// window of the interval (no margin) ever holds more than `permits` arrivals. (Counted at
+    /// their starts, the limit let late arrivals pile up in one window.)
+    @Test(arguments: 0..<24 as Range<UInt64>)
+    func arrivalsAnywhereBeforeTheEndNeverExceedTheLimit(seed: UInt64) async throws {
+        try await onManualClock { clock, registry in
+            var random = SplitMix64(seed: 0x0E4D_0000 &+ seed)
+            let permits = Int.random(in: 1...3, using: &random)
+            let limit = RateLimit.window(permits, per: .seconds(1), margin: .zero)
+            let arrivals = Log<Duration>()
+            var calls: [ManualClock.Started<Void>] = []
+            for _ in 0..<12 {
+                let duration = Duration.milliseconds(50 * Int.random(in: 0...16, using: &random))
+                let arrival = duration * Double.random(in: 0...1, using: &random)
+                calls.append(
+                    await clock.start {
+                        try await registry.withCurrent {
+                            try await rateLimit(limit, identifier: "k") {
+                                try await clock.sleep(for: arrival)
+                                arrivals.append(clock.now.offset)
+                                try await clock.sleep(for: duration - arrival)
+                            }
+                        }
+                    })
+                await clock.advance(
+                    by: .milliseconds(50 * Int.random(in: 0...6, using: &random)))
+            }
+            await clock.advance(by: .seconds(60))
+            for call in calls { try await call.value() }
+            let all = arrivals.all.sorted()
+            #expect(all.count == 12)
+            for (index, first) in all.enumerated() {
+                let inWindow = all[index...].prefix { $0 < first + .seconds(1) }.count
+                #expect(inWindow <= permits, "seed \(seed): \(inWindow) arrivals from \(first)")
+            }
+        }
+    }
+
     /// The state machine: ends recorded with clock reads out of order keep the log in order
     /// (the later read is kept for both), and a call admitted `untilEnd` is in flight until
     /// its end, in every window.
