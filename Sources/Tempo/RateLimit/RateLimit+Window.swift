@@ -16,7 +16,13 @@ extension RateLimit {
     /// Up to `permits` calls pass at once; the next one is admitted when the oldest of the last
     /// `permits` starts is `interval + margin` old. A start at `t` occupies the window
     /// `[t, t + interval + margin)`, so a start exactly that long after another is allowed
-    /// (what ends comes first, as everywhere in Tempo). Weights count as that many starts at
+    /// (what ends comes first, as everywhere in Tempo). A call that wraps an operation
+    /// (`rateLimit(_:…) { … }`) holds its place from its admission until the operation returns
+    /// or throws, and is counted at that instant `t`: however late its request arrives, it
+    /// arrives before the operation returns, so the service never counts more than `permits`
+    /// in any `interval`. (Each such call holds its slot for its duration plus the window; a
+    /// call without an operation, ``takeRatePermit(_:weight:identifier:fileID:line:column:)``,
+    /// is counted at its admission.) Weights count as that many starts at
     /// once. It is used with the same functions as a token bucket
     /// (``rateLimit(_:weight:whenLimited:identifier:fileID:line:column:operation:)``,
     /// ``takeRatePermit(_:weight:identifier:fileID:line:column:)``, ``resetRateLimit(identifier:)``),

@@ -7,7 +7,9 @@
 /// (`fileID:line:column`). Each key has a bucket of `limit.burst` permits that refills at
 /// `limit.permits` per `limit.interval` (up to `permits + burst - 1` in a rolling `interval`;
 /// see ``RateLimit``), or, for a ``RateLimit/window(_:per:margin:)`` limit, a window that holds
-/// at most `limit.permits` starts; a call takes `weight` permits.
+/// at most `limit.permits` starts; a call takes `weight` permits. A window limit holds a call's
+/// slot from its admission until `operation` returns or throws, and counts it from that end
+/// (a service counts the request when it arrives, at the latest then).
 /// When they are free and nobody waits, the call takes them and runs `operation` at once: a
 /// clock read, a lock and a table update, no `Task`. Otherwise `whenLimited` decides:
 ///
@@ -84,11 +86,18 @@ public nonisolated(nonsending) func rateLimit<Value>(
     // admitted call makes no `async` call of Tempo's before `operation`, and no generic frame.
     let permit = try RatePermitRequest(
         limit, weight: weight, policy: policy, identifier: identifier, fileID: fileID,
-        line: line, column: column)
+        line: line, column: column, untilEnd: true)
     if limit.holdsOnRetryAfter {
         return try await rateLimitListening(permit, limit, operation: operation)
     }
-    guard permit.mustWait else { return try await operation() }
+    guard permit.mustWait else {
+        // A window holds the operation's slot until it ends, and records it then.
+        if permit.holdsUntilEnd {
+            defer { permit.endOperation() }
+            return try await operation()
+        }
+        return try await operation()
+    }
     return try await rateLimitAfterWaiting(permit, operation: operation)
 }
 
@@ -102,34 +111,65 @@ struct RatePermitRequest: ~Copyable, Sendable {
     let maxWait: Duration?
     /// The permits were not free and the policy waits for them.
     @usableFromInline let mustWait: Bool
+    /// A window limit's starts, taken for an operation, are held in flight until it ends:
+    /// ``endOperation()`` records them (once the call is admitted).
+    @usableFromInline let holdsUntilEnd: Bool
 
     /// Takes the permits now if they are free; throws when the policy refuses, the weight can
-    /// never be admitted or the task is cancelled.
+    /// never be admitted or the task is cancelled. `untilEnd`: the call wraps an operation, and
+    /// a window limit holds its starts in flight until the operation ends.
     @usableFromInline
     init(
         _ limit: RateLimit, weight: Int, policy: RateLimitPolicy, identifier: String?,
-        fileID: StaticString, line: UInt, column: UInt
+        fileID: StaticString, line: UInt, column: UInt, untilEnd: Bool = false
     ) throws {
         let key = GroupKey(identifier, fileID, line, column)
-        let outcome = try ratePermitNow(limit, weight, policy, key)
+        let outcome = try ratePermitNow(limit, weight, policy, key, untilEnd: untilEnd)
         self.key = key
         self.weight = weight
         self.outcome = outcome
         maxWait = policy.maxWait
-        if case .admitted = outcome { mustWait = false } else { mustWait = true }
+        switch outcome {
+        case .admitted:
+            mustWait = false
+            holdsUntilEnd = false
+        case .admittedInWindow:
+            mustWait = false
+            holdsUntilEnd = true
+        case .wait:
+            mustWait = true
+            holdsUntilEnd = false
+        case .waitInWindow:
+            mustWait = true
+            holdsUntilEnd = untilEnd
+        }
+    }
+
+    /// The operation of an admitted call returned or threw: a window limit that holds its
+    /// starts until then records them now (nothing otherwise). Call it only once the call is
+    /// admitted (a waiter that threw took nothing).
+    @usableFromInline
+    func endOperation() {
+        guard holdsUntilEnd else { return }
+        switch outcome {
+        case .admittedInWindow(let registry, let ask), .waitInWindow(let registry, let ask):
+            registry.endWindowOperation(key, ask: ask)
+        case .admitted, .wait:
+            break
+        }
     }
 
     /// Waits in the key's queue for permits that were not free (returns at once when they
     /// were). Returns the work token of a waiter that a deterministic clock's timer admitted.
     nonisolated(nonsending) func waitIfNeeded() async throws -> SettleToken? {
         switch outcome {
-        case .admitted: return nil
+        case .admitted, .admittedInWindow: return nil
         case .wait(let registry, let bucket):
             return try await registry.waitForRatePermit(
                 key, weight: weight, bucket: bucket, maxWait: maxWait)
         case .waitInWindow(let registry, let ask):
             return try await registry.waitForPermit(
-                WindowLimitEntry.self, key, ask,
+                WindowLimitEntry.self, key, WindowRequest(ask: ask, untilEnd: holdsUntilEnd),
                 new: { _ in WindowLimitEntry(permits: ask.permits, span: ask.span) },
                 maxWait: maxWait)
         }
@@ -143,9 +183,14 @@ nonisolated(nonsending) func rateLimitAfterWaiting<Value>(
     _ permit: borrowing RatePermitRequest,
     operation: nonisolated(nonsending) () async throws -> Value
 ) async throws -> Value {
-    guard let token = try await permit.waitIfNeeded() else { return try await operation() }
-    // Admitted by a timer of a deterministic clock: the clock waits for the operation.
+    guard let token = try await permit.waitIfNeeded() else {
+        defer { permit.endOperation() }
+        return try await operation()
+    }
+    // Admitted by a timer of a deterministic clock: the clock waits for the operation (and
+    // for a window's record of its end, made first).
     defer { token.finish() }
+    defer { permit.endOperation() }
     return try await SettleToken.$current.withValue(token) { try await operation() }
 }
 
@@ -258,6 +303,9 @@ public func resetRateLimit(identifier: String) {
 enum RatePermitNow: Sendable {
     /// Admitted (or nothing to take): go on.
     case admitted
+    /// A window limit's starts, admitted in flight until the operation ends: go on, and record
+    /// them in `registry`'s window when it does.
+    case admittedInWindow(TempoRegistry, WindowLimitEntry.Ask)
     /// Not free, and the policy waits: wait in `registry`'s queue, with this bucket.
     case wait(TempoRegistry, (refill: Duration, burst: Int))
     /// A window limit's starts did not fit, and the policy waits: wait in `registry`'s queue.
@@ -269,12 +317,15 @@ enum RatePermitNow: Sendable {
 /// or the task is cancelled. Synchronous, so an admitted call makes no `async` call of its own.
 @inline(__always)
 func ratePermitNow(
-    _ limit: RateLimit, _ weight: Int, _ policy: RateLimitPolicy, _ key: GroupKey
+    _ limit: RateLimit, _ weight: Int, _ policy: RateLimitPolicy, _ key: GroupKey,
+    untilEnd: Bool = false
 ) throws -> RatePermitNow {
     // First: a cancelled task does not run, whatever its weight (nothing to take, or more
     // than can ever be admitted).
     try Task.checkCancellation()
-    if let window = limit.window { return try windowPermitNow(window, weight, policy, key) }
+    if let window = limit.window {
+        return try windowPermitNow(window, weight, policy, key, untilEnd: untilEnd)
+    }
     guard weight > 0, let bucket = limit.bucket else { return .admitted }
     guard weight <= bucket.burst else {
         throw RateLimitError.cannotAdmit(weight: weight, burst: bucket.burst)
@@ -289,9 +340,12 @@ func ratePermitNow(
     return .wait(registry, bucket)
 }
 
-/// ``ratePermitNow(_:_:_:_:)`` for a window limit, in a task that is not cancelled.
+/// ``ratePermitNow(_:_:_:_:untilEnd:)`` for a window limit, in a task that is not cancelled.
+/// With `untilEnd` (the call wraps an operation) the starts admitted are held in flight until
+/// the operation ends.
 func windowPermitNow(
-    _ window: WindowLimitSpan, _ weight: Int, _ policy: RateLimitPolicy, _ key: GroupKey
+    _ window: WindowLimitSpan, _ weight: Int, _ policy: RateLimitPolicy, _ key: GroupKey,
+    untilEnd: Bool = false
 ) throws -> RatePermitNow {
     guard weight > 0 else { return .admitted }
     guard weight <= window.permits else {
@@ -299,9 +353,8 @@ func windowPermitNow(
     }
     let registry = TempoRegistry.current
     let ask = WindowLimitEntry.Ask(weight: weight, permits: window.permits, span: window.span)
-    guard case .limited(let after) = registry.enterWindowLimit(key, ask: ask) else {
-        return .admitted
-    }
+    guard case .limited(let after) = registry.enterWindowLimit(key, ask: ask, untilEnd: untilEnd)
+    else { return untilEnd ? .admittedInWindow(registry, ask) : .admitted }
     if policy.maxWait == .zero {
         registry.reportRefused(key, retryAfter: after)
         throw RateLimitError.limited(retryAfter: after)

@@ -62,7 +62,8 @@ protocol PermitQueueEntry: TimedEntry where Key == GroupKey {
     /// Makes the key fresh at `now`, and admits the waiters that lets through.
     mutating func reset(at now: Duration) -> RateLimitEntry.Settled
     /// Whether a waiter admitted by the timer records its start when its task resumes
-    /// (``started(_:at:)``): a window counts operations as they start.
+    /// (``started(_:at:)``): a window counts operations as they start (or, for one it wraps,
+    /// as it ends: ``TempoRegistry/endWindowOperation(_:ask:)``).
     static var countsStarts: Bool { get }
     /// A waiter admitted by the timer starts its operation at `now`.
     mutating func started(_ request: Request, at now: Duration)
@@ -232,8 +233,9 @@ extension TempoRegistry {
     /// A waiter admitted by the key's timer has resumed and is about to start its operation:
     /// the clock is read here, where the operation starts. A window records the waiter's
     /// starts at that instant (they were in flight since the admission), so a task that
-    /// resumes late does not spend the margin meant for the request's trip; and the admission
-    /// is reported at it, with the time waited until then.
+    /// resumes late does not spend the margin meant for the request's trip, or, for a call
+    /// that wraps an operation, keeps them in flight until the operation ends; and the
+    /// admission is reported at it, with the time waited until then.
     func startAfterWaiting<Entry: PermitQueueEntry>(
         _: Entry.Type, _ key: GroupKey, _ request: Entry.Request,
         new: (Duration) -> Entry, report: WaitReport?

@@ -29,40 +29,71 @@ extension WindowLimitState: TableEntry, TimedEntry where Waiter == PermitWaiter 
     }
 }
 
+/// A window limit's call: its ask, and whether it wraps an operation whose starts are held in
+/// flight until it ends (``WindowLimitState/ended(_:at:)``) instead of recorded as it starts.
+struct WindowRequest: Sendable {
+    var ask: WindowLimitEntry.Ask
+    var untilEnd: Bool
+}
+
 extension WindowLimitState: PermitQueueEntry where Waiter == PermitWaiter {
-    mutating func take(_ request: Ask, at now: Duration) -> Decision {
-        call(at: now, ask: request)
+    mutating func take(_ request: WindowRequest, at now: Duration) -> Decision {
+        call(at: now, ask: request.ask, untilEnd: request.untilEnd)
     }
 
-    mutating func enqueue(_ waiter: PermitWaiter, request: Ask, deadline: Duration?) -> UInt64 {
-        enqueue(waiter, ask: request, deadline: deadline)
+    mutating func enqueue(
+        _ waiter: PermitWaiter, request: WindowRequest, deadline: Duration?
+    ) -> UInt64 {
+        enqueue(waiter, ask: request.ask, deadline: deadline)
     }
 
     func timerWake(at now: Duration) -> Duration? { wake(at: now) }
 
     /// A window counts operations as they start: a waiter's starts are recorded when its task
-    /// resumes, not when the timer admits it.
-    /// (``WindowLimitState/started(_:at:)`` records them.)
+    /// resumes, not when the timer admits it (``WindowLimitState/started(_:at:)`` records
+    /// them); those of a waiter that wraps an operation stay in flight until it ends.
     static var countsStarts: Bool { true }
 
+    mutating func started(_ request: WindowRequest, at now: Duration) {
+        if !request.untilEnd { started(request.ask, at: now) }
+    }
+
     /// A waiter cancelled before it started gives its slot back.
-    mutating func cancelledBeforeStart(_ request: Ask, at now: Duration) -> Settled? {
-        withdrawStart(request, at: now)
+    mutating func cancelledBeforeStart(_ request: WindowRequest, at now: Duration) -> Settled? {
+        withdrawStart(request.ask, at: now)
     }
 }
 
 extension TempoRegistry {
     /// Takes `ask`'s starts at once, or says how long a call would wait: a clock read, a lock
-    /// and a table update.
+    /// and a table update. With `untilEnd` the starts are held in flight until
+    /// ``endWindowOperation(_:ask:)``.
     @inline(__always)
-    func enterWindowLimit(_ key: GroupKey, ask: WindowLimitEntry.Ask) -> RateLimitEntry.Decision {
+    func enterWindowLimit(
+        _ key: GroupKey, ask: WindowLimitEntry.Ask, untilEnd: Bool = false
+    ) -> RateLimitEntry.Decision {
         let now = clock.now()
         return enter(
             WindowLimitEntry.self, key,
             new: { WindowLimitEntry(permits: ask.permits, span: ask.span) }
         ) { state in
-            let decision = state.call(at: now, ask: ask)
+            let decision = state.call(at: now, ask: ask, untilEnd: untilEnd)
             return RateLimitCall(outcome: decision, timerWake: state.wake(at: now))
         }.outcome
+    }
+
+    /// The operation of a call admitted with `untilEnd` returned or threw: its starts, in
+    /// flight since the admission, are recorded now. The clock is read under the key's lock,
+    /// so no record made after this one can carry an earlier instant (and the log keeps the
+    /// newest instant if another call's read came later).
+    func endWindowOperation(_ key: GroupKey, ask: WindowLimitEntry.Ask) {
+        _ = enter(
+            WindowLimitEntry.self, key,
+            new: { WindowLimitEntry(permits: ask.permits, span: ask.span) }
+        ) { state in
+            let now = clock.now()
+            state.ended(ask, at: now)
+            return RateLimitCall(outcome: (), timerWake: state.wake(at: now))
+        }
     }
 }

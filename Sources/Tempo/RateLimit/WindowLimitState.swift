@@ -4,7 +4,11 @@
 /// A call of weight `w` is admitted at `t` when the starts held in `(t - span, t]`, plus those
 /// in flight, plus `w` are at most `permits`. A call admitted as it is made records `w` starts
 /// at `t` (it starts its operation at once); a waiter admitted by ``settle(at:)`` puts them in
-/// flight, and ``started(_:at:)`` records them when its task resumes to start the operation. Waiters queue first in first out:
+/// flight, and ``started(_:at:)`` records them when its task resumes to start the operation.
+/// A call that wraps an operation (``call(at:ask:untilEnd:)`` with `untilEnd`, and its waiter)
+/// holds its starts in flight until the operation ends instead, and ``ended(_:at:)`` records
+/// them then: a service counts a request when it arrives, at the latest when the operation
+/// returns, so the slot is held until then. Waiters queue first in first out:
 /// only the head can be admitted, and a call made while someone waits is not admitted before
 /// them, even when its starts would fit.
 struct WindowLimitState<Waiter> {
@@ -43,9 +47,10 @@ struct WindowLimitState<Waiter> {
         self.span = span
     }
 
-    /// A call at `now`: admitted at once (and its starts recorded) when nobody waits and they
-    /// fit; otherwise nothing changes and the answer says how long it would wait.
-    mutating func call(at now: Duration, ask: Ask) -> Decision {
+    /// A call at `now`: admitted at once when nobody waits and they fit, its starts recorded at
+    /// `now`, or, with `untilEnd` (it wraps an operation), in flight until ``ended(_:at:)``;
+    /// otherwise nothing changes and the answer says how long it would wait.
+    mutating func call(at now: Duration, ask: Ask, untilEnd: Bool = false) -> Decision {
         permits = ask.permits
         span = ask.span
         log.expire(at: now, span: ask.span)
@@ -55,7 +60,11 @@ struct WindowLimitState<Waiter> {
         let admission = log.admission(
             weight: ask.weight, permits: ask.permits, span: ask.span, at: now)
         guard admission == now else { return .limited(retryAfter: Self.wait(admission, now)) }
-        log.record(ask.weight, at: now, permits: ask.permits)
+        if untilEnd {
+            log.begin(ask.weight)
+        } else {
+            log.record(ask.weight, at: now, permits: ask.permits)
+        }
         return .admitted
     }
 
@@ -125,11 +134,20 @@ struct WindowLimitState<Waiter> {
     /// A waiter admitted by ``settle(at:)`` starts its operation at `now`: its starts, in flight
     /// since, are recorded at `now`. (A start only moves later, so nobody is admitted by it.)
     mutating func started(_ ask: Ask, at now: Duration) {
-        log.start(ask.weight, at: now, permits: ask.permits)
+        log.complete(ask.weight, at: now, permits: ask.permits)
+    }
+
+    /// The operation of a call admitted with `untilEnd` (at once, or as a waiter) ended, returned
+    /// or threw, at `now`: its starts, in flight since the admission, are recorded at `now` (or
+    /// at the newest instant recorded, if `now` was read before it). A record only moves later,
+    /// so nobody is admitted by it.
+    mutating func ended(_ ask: Ask, at now: Duration) {
+        log.complete(ask.weight, at: now, permits: ask.permits)
     }
 
     /// A waiter admitted by ``settle(at:)`` was cancelled before its operation started: its
-    /// starts, in flight, are given back, and whoever they held up is admitted.
+    /// starts, in flight, are given back (with `untilEnd` too: no request was made), and
+    /// whoever they held up is admitted.
     mutating func withdrawStart(_ ask: Ask, at now: Duration) -> Settled {
         log.cancel(ask.weight)
         return settle(at: now)

@@ -1,14 +1,15 @@
 /// The starts a window-limited key remembers: runs of starts at one instant, oldest first, at
 /// most `permits` starts in all (an older one can never decide an admission again), and none
-/// that has left the window once ``expire(at:span:)`` has run; and the starts admitted whose
-/// operations have not started yet (``inFlight``).
+/// that has left the window once ``expire(at:span:)`` has run; and the starts admitted that are
+/// not recorded yet (``inFlight``).
 ///
-/// A start is recorded at the instant its operation starts, not at its admission: a waiter
-/// admitted by the key's timer resumes later (its task must be scheduled, its actor free), and
-/// a service counts the request when it arrives. Between the two its starts are in flight:
-/// they count in every window from the admission on, as if they started at each instant
-/// asked about, so they never leave a window before they are recorded (``begin(_:)``,
-/// ``start(_:at:permits:)``).
+/// A start is recorded at the instant its operation starts, not at its admission, or, for an
+/// operation the limit wraps, at the instant that operation ends: a waiter admitted by the
+/// key's timer resumes later (its task must be scheduled, its actor free), and a service counts
+/// the request when it arrives, which can be any instant before the operation returns. Until
+/// it is recorded a start is in flight: it counts in every window from the admission on, as if
+/// it started at each instant asked about, so it never leaves a window before it is recorded
+/// (``begin(_:)``, ``complete(_:at:permits:)``).
 struct WindowLog: Sendable {
     struct Run: Sendable {
         var at: Duration
@@ -22,7 +23,8 @@ struct WindowLog: Sendable {
     private(set) var total = 0
     /// Nothing is held and nothing is in flight.
     var isEmpty: Bool { total == 0 && inFlight == 0 }
-    /// The starts admitted whose operations have not started: in every window until they do.
+    /// The starts admitted and not recorded yet (their operations have not started, or, for an
+    /// operation the limit wraps, not ended): in every window until they are recorded.
     private(set) var inFlight = 0
 
     /// Whether a start at `at` has left a window of `span` by `now`: `at + span <= now`, exact
@@ -36,7 +38,7 @@ struct WindowLog: Sendable {
 
     /// The instant the newest start leaves a window of `span`; `nil` when that is past the
     /// clock's end, when nothing is held, or while a start is in flight (no instant is known
-    /// until it starts).
+    /// until it is recorded).
     func emptyAt(span: Duration) -> Duration? {
         guard total > 0, inFlight == 0, let last = runs.last else { return nil }
         return Self.leaves(last.at, span: span)
@@ -88,20 +90,21 @@ struct WindowLog: Sendable {
         return max(leaves, now)
     }
 
-    /// Counts `weight` starts admitted whose operations have not started yet.
+    /// Counts `weight` starts admitted that are not recorded yet.
     mutating func begin(_ weight: Int) {
         inFlight += weight
     }
 
-    /// Gives back `weight` starts in flight that will not start (after ``removeAll()``,
+    /// Gives back `weight` starts in flight that will never be made (after ``removeAll()``,
     /// nothing is in flight: nothing changes).
     mutating func cancel(_ weight: Int) {
         inFlight -= min(weight, inFlight)
     }
 
-    /// Records `weight` starts in flight as started at `now` (as ``record(_:at:permits:)``).
-    /// After ``removeAll()`` nothing is in flight: the starts are recorded all the same.
-    mutating func start(_ weight: Int, at now: Duration, permits: Int) {
+    /// Records `weight` starts in flight at `now` (as ``record(_:at:permits:)``): the instant
+    /// their operation started, or the instant it ended. After ``removeAll()`` nothing is in
+    /// flight: the starts are recorded all the same.
+    mutating func complete(_ weight: Int, at now: Duration, permits: Int) {
         inFlight -= min(weight, inFlight)
         record(weight, at: now, permits: permits)
     }

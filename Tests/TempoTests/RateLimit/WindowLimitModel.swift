@@ -6,6 +6,10 @@
 // `t` when the starts with `s + span > t`, plus `w`, are at most `permits`. Waiters queue first
 // in first out, and only the head is ever admitted. At each tick the head is admitted while it
 // can be, then waiters whose maximum wait has run out give up, and again.
+//
+// An operation the limit wraps counts from its end, held in flight from its admission until
+// then; the model's operations end at the tick they start (the model check's do nothing), so
+// each counts at that tick, as a start. `WindowLimitUntilEndTests` checks operations that run.
 
 struct WindowLimitModel {
     let permits: Int

@@ -102,11 +102,14 @@ import Testing
                 tasks[label] = Task {
                     await registry.withCurrent {
                         do {
-                            try await rateLimit(
+                            // Logged once the call returns: a window records an operation
+                            // at its end (here, the instant it started), after it runs.
+                            let at = try await rateLimit(
                                 limit, weight: weight, whenLimited: policy, identifier: "k"
                             ) {
-                                log.append("\(label)@\(ticks(registry))")
+                                ticks(registry)
                             }
+                            log.append("\(label)@\(at)")
                         } catch is CancellationError {
                             log.append("\(label)!cancelled")
                         } catch {
