@@ -17,10 +17,11 @@
 ///   out, until its permits are free. It joins the queue before its actor is let go, so calls
 ///   made one after another on one actor wait in that order. Only the head of the queue is
 ///   admitted: a heavier waiter at the head is not overtaken by lighter ones behind it, nor by a
-///   new call, even when their permits would be free. Cancelling the task ends the wait with `CancellationError`: the
-///   waiter leaves the queue and takes nothing, and the waiters it held up move on. (A cancel
-///   that comes once the permit is granted is too late: the operation runs, in a cancelled
-///   task.)
+///   new call, even when their permits would be free. Cancelling the task ends the wait with
+///   `CancellationError`: the waiter leaves the queue and takes nothing, and the waiters it
+///   held up move on. A cancel that comes after the permit is granted but before the waiter's
+///   task resumes ends it the same way: the operation does not start and the permit is given
+///   back. Once the operation has started, a cancel is the operation's to handle.
 /// - ``RateLimitPolicy/wait(atMost:)``: the same, but after that long without a permit the
 ///   call leaves the queue and throws ``RateLimitError/limited(retryAfter:)``.
 /// - ``RateLimitPolicy/reject``: throws ``RateLimitError/limited(retryAfter:)`` at once.
@@ -69,8 +70,8 @@
 /// - Returns: What `operation` returns.
 /// - Throws: ``RateLimitError/limited(retryAfter:)`` when `policy` gives up waiting,
 ///   ``RateLimitError/cannotAdmit(weight:burst:)`` when `weight` exceeds the burst (or no
-///   permit is ever free), `CancellationError` when the task is cancelled before it is
-///   admitted, and whatever `operation` throws.
+///   permit is ever free), `CancellationError` when the task is cancelled before its
+///   operation starts, and whatever `operation` throws.
 @inlinable
 public nonisolated(nonsending) func rateLimit<Value>(
     _ limit: RateLimit,

@@ -161,7 +161,7 @@ enum GroupKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// What the tables hash, without running `Hasher` over the key again (a second full hash
-    /// on every lookup; see the hot path section of Architecture.md): the key's own mix, folded
+    /// on every lookup; see ArchitectureHotPath.md): the key's own mix, folded
     /// with the table's seed. An identifier's mix is already seeded once per process, so a
     /// second hash would add no protection against chosen collisions; a call site's comes from
     /// source code. Equal keys give equal values: a site's file ID counts by its length, which

@@ -112,8 +112,8 @@ enum Operation: Sendable {
 /// A class, so that ``Operation`` stays two words and a flag: every call's transition result
 /// holds up to three operations, and with this payload inline (five words) the compiler copies
 /// and destroys those results through runtime metadata on every debounce and throttle call,
-/// sync or async. One allocation per async call instead (see the hot path section of
-/// Architecture.md for the rows this guards).
+/// sync or async. One allocation per async call instead (see
+/// ArchitectureHotPath.md for the rows this guards).
 final class AsyncOperation: Sendable {
     let operation: nonisolated(nonsending) @Sendable () async throws -> Void
     let actorType: ActorType

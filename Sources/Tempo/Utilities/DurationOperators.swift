@@ -9,7 +9,7 @@
 // They are `@usableFromInline` because public default arguments and the inlinable front doors
 // reach them too, which only such declarations may be; other modules' own code never sees them.
 // `DurationOperatorTests` checks them against the standard library's; only the benchmarks'
-// cost rows show them gone (the hot path section of Architecture.md names the rows).
+// cost rows show them gone (ArchitectureHotPath.md names the rows).
 
 extension Duration {
     @inline(__always) @usableFromInline

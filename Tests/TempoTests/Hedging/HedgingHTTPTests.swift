@@ -86,7 +86,7 @@ struct HedgingHTTPTests {
     /// each call's latency on the real clock.
     ///
     /// The workers are tasks of a high priority: the hedge timers they arm run at the priority
-    /// of the tasks that armed them (see Guarantees.md, "Timers keep up with their callers"),
+    /// of the tasks that armed them (see GuaranteesRegistry.md, "Timers keep up with their callers"),
     /// and so are not queued behind the work of the default priority that the rest of a
     /// parallel run keeps the task pool busy with. Unstructured tasks, because in a task
     /// group's children `Task.currentPriority`, which the timers go by, reads the group's

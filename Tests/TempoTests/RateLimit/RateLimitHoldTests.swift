@@ -41,6 +41,29 @@ struct SlowDown: Error, RetryAfterProviding, Equatable {
         }
     }
 
+    /// A waiter queued before the hold's end is not admitted during it, even when the window
+    /// settles its queue meanwhile (here: another waiter's maximum wait runs out at 1 s).
+    @Test func aWindowsQueuedWaiterWaitsOutTheHoldWhenTheQueueSettlesDuringIt() async {
+        await onManualClock { clock, registry in
+            let limit = RateLimit.window(5, per: .seconds(1), margin: .zero).holdingOnRetryAfter()
+            await Self.fail(limit, key: "k", with: SlowDown(retryAfter: .seconds(3)))
+            let log = Log<String>()
+            let a = await startWaiter(
+                "a", limit, policy: .wait(atMost: .seconds(10)), key: "k", registry: registry,
+                log: log)
+            let b = await startWaiter(
+                "b", limit, policy: .wait(atMost: .seconds(1)), key: "k", registry: registry,
+                log: log)
+            await clock.advance(by: .seconds(1))
+            await b.value
+            #expect(log.all.count == 1)
+            #expect(log.all.first?.hasPrefix("b!") == true, "\(log.all)")
+            await clock.advance(by: .seconds(2))
+            await a.value
+            #expect(log.all.last == "a@3000", "\(log.all)")
+        }
+    }
+
     @Test func aRetryAfterHoldsATokenBucketsKeyThenOnePermitIsFree() async {
         await onManualClock { clock, _ in
             let limit = RateLimit(10, per: .seconds(1)).holdingOnRetryAfter()

@@ -86,7 +86,7 @@ struct RateLimitIntegrationTests {
             let (statuses, lateness) = try await withLatenessProbe {
                 try await registry.withCurrent {
                     // Clients of a high priority: the timer that admits their permits runs at the
-                    // priority of the tasks that armed it (see Guarantees.md, "Timers keep up with their
+                    // priority of the tasks that armed it (see GuaranteesRegistry.md, "Timers keep up with their
                     // callers"), and so is not queued behind the work of the default priority that the
                     // rest of a parallel run keeps the task pool busy with. Unstructured tasks, because
                     // in a task group's children `Task.currentPriority`, which the timers go by, reads

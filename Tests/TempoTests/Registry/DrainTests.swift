@@ -352,7 +352,7 @@ import Testing
     }
 
     /// What a complete drain leaves in the registry is what keys remember, and each leaves on
-    /// its own timer (Guarantees.md, "What outlives a drain"): a rate-limit key with a permit
+    /// its own timer (GuaranteesDrains.md, "What outlives a drain"): a rate-limit key with a permit
     /// taken, a retry budget with a counted call, a breaker with a failure in its time window.
     @Test func whatADrainLeavesIsWhatKeysRememberAndItLeavesOnItsOwn() async throws {
         struct Failed: Error {}

@@ -3,7 +3,7 @@ import Testing
 @testable import Tempo
 
 // The timer driver's runner runs at the priority of the tasks that armed its timers (see
-// Guarantees.md, "Timers keep up with their callers"), whatever kind of task armed them.
+// GuaranteesRegistry.md, "Timers keep up with their callers"), whatever kind of task armed them.
 
 @Suite struct TimerPriorityTests {
     /// The priority a timer armed by `arm` fires at, on a real-clock driver.
