@@ -9,11 +9,19 @@
 ///
 /// ```swift
 /// func debounceHere(
-///     fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
-///     _ work: @escaping @Sendable () -> Void
+///     fileID: String = #fileID,
+///     line: UInt = #line,
+///     column: UInt = #column,
+///     _ work: @escaping @Sendable
+///         () -> Void
 /// ) {
 ///     debounce(
-///         by: .taskContext, fileID: fileID, line: line, column: column, operation: work)
+///         by: .taskContext,
+///         fileID: fileID,
+///         line: line,
+///         column: column,
+///         operation: work
+///     )
 /// }
 /// ```
 ///
@@ -109,10 +117,18 @@ public func debounce(
 /// ```swift
 /// @discardableResult
 /// func debounceHere(
-///     fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
-///     _ work: @escaping @Sendable () async throws -> Void
+///     fileID: String = #fileID,
+///     line: UInt = #line,
+///     column: UInt = #column,
+///     _ work: @escaping @Sendable
+///         () async throws -> Void
 /// ) -> Task<Void, Never> {
-///     debounce(fileID: fileID, line: line, column: column, operation: work)
+///     debounce(
+///         fileID: fileID,
+///         line: line,
+///         column: column,
+///         operation: work
+///     )
 /// }
 /// ```
 ///
@@ -166,11 +182,19 @@ public func debounce(
 ///
 /// ```swift
 /// func throttleHere(
-///     fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
-///     _ work: @escaping @Sendable () -> Void
+///     fileID: String = #fileID,
+///     line: UInt = #line,
+///     column: UInt = #column,
+///     _ work: @escaping @Sendable
+///         () -> Void
 /// ) {
 ///     throttle(
-///         by: .taskContext, fileID: fileID, line: line, column: column, operation: work)
+///         by: .taskContext,
+///         fileID: fileID,
+///         line: line,
+///         column: column,
+///         operation: work
+///     )
 /// }
 /// ```
 ///
@@ -210,10 +234,18 @@ public func throttle(
 ///
 /// ```swift
 /// @MainActor func throttleHere(
-///     fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
-///     _ work: @escaping @MainActor @Sendable () -> Void
+///     fileID: String = #fileID,
+///     line: UInt = #line,
+///     column: UInt = #column,
+///     _ work: @escaping @MainActor
+///         @Sendable () -> Void
 /// ) {
-///     throttle(fileID: fileID, line: line, column: column, operation: work)
+///     throttle(
+///         fileID: fileID,
+///         line: line,
+///         column: column,
+///         operation: work
+///     )
 /// }
 /// ```
 ///
@@ -252,10 +284,18 @@ public func throttle(
 /// ```swift
 /// @discardableResult
 /// func throttleHere(
-///     fileID: String = #fileID, line: UInt = #line, column: UInt = #column,
-///     _ work: @escaping @Sendable () async throws -> Void
+///     fileID: String = #fileID,
+///     line: UInt = #line,
+///     column: UInt = #column,
+///     _ work: @escaping @Sendable
+///         () async throws -> Void
 /// ) -> Task<Void, Never> {
-///     throttle(fileID: fileID, line: line, column: column, operation: work)
+///     throttle(
+///         fileID: fileID,
+///         line: line,
+///         column: column,
+///         operation: work
+///     )
 /// }
 /// ```
 ///

@@ -22,14 +22,27 @@
 /// group becomes live).
 ///
 /// ```swift
-/// func searchTextChanged(_ text: String) {
-///     debounce(.milliseconds(300), identifier: "search", by: .ownedActor) {
+/// func textChanged(_ text: String) {
+///     debounce(
+///         .milliseconds(300),
+///         identifier: "search",
+///         by: .ownedActor
+///     ) {
 ///         index.query(text)
 ///     }
 /// }
 ///
-/// // Save while the user types: no keystroke waits more than 5 seconds to be saved.
-/// debounce(.seconds(1), identifier: "draft", maxWait: .seconds(5)) { store.save(draft) }
+/// // Save while the user types: no
+/// // keystroke waits more than
+/// // 5 seconds to be saved.
+/// debounce(
+///     .seconds(1),
+///     identifier: "draft",
+///     by: .ownedActor,
+///     maxWait: .seconds(5)
+/// ) {
+///     store.save(draft)
+/// }
 /// ```
 ///
 /// - Parameters:
@@ -145,7 +158,11 @@ public func debounce(
 /// use a ``Debouncer``.
 ///
 /// ```swift
-/// debounce(.milliseconds(300), identifier: "save", onError: { log($0) }) {
+/// debounce(
+///     .milliseconds(300),
+///     identifier: "save",
+///     onError: { log($0) }
+/// ) {
 ///     try await api.save(draft)
 /// }
 /// ```

@@ -4,7 +4,12 @@
 /// actor and whose closure may touch main-actor state. The pending delay appears in ``TempoRegistry/snapshot()`` under its call site until it runs.
 ///
 /// ```swift
-/// delay(.seconds(2), by: .ownedActor) { cache.trim() }
+/// delay(
+///     .seconds(2),
+///     by: .ownedActor
+/// ) {
+///     cache.trim()
+/// }
 /// ```
 ///
 /// This form returns nothing, and it is the one a closure that neither awaits nor throws
@@ -40,7 +45,9 @@ public func delay(
 /// Runs a main-actor operation once `duration` has passed. Zero or less runs it at once.
 ///
 /// ```swift
-/// delay(.seconds(3)) { banner.isHidden = true }
+/// delay(.seconds(3)) {
+///     banner.isHidden = true
+/// }
 /// ```
 ///
 /// This form returns nothing. For a task to cancel, call

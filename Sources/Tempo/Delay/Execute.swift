@@ -40,7 +40,9 @@ public func execute(
 /// Cancelled before it starts, the operation never runs.
 ///
 /// ```swift
-/// execute(with: .seconds(1)) { await viewModel.reload() }
+/// execute(with: .seconds(1)) {
+///     await viewModel.reload()
+/// }
 /// ```
 ///
 /// - Parameters:

@@ -1,35 +1,41 @@
 // The window limit: at most N operation starts in any rolling window, the form that keeps a
 // client under a service's published "N requests per W".
 
-/// What a window limit's call is measured against: at most `permits` starts in any `span`
-/// (the window plus its margin).
+/// What a window limit's call is measured against: at most `permits` slots taken at once, a
+/// slot held from the call's admission until `span` (the window plus its margin) after the
+/// instant the call is counted.
 struct WindowLimitSpan: Sendable, Hashable {
     var permits: Int
     var span: Duration
 }
 
 extension RateLimit {
-    /// At most `permits` operation starts in any rolling window of `interval`, each start
-    /// counted `margin` longer: the limit to use when a service publishes "`permits` requests
-    /// per `interval`".
+    /// At most `permits` calls counted in any rolling window of `interval`, plus `margin`, a
+    /// call that wraps an operation counted when it ends: the limit to use when a service
+    /// publishes "`permits` requests per `interval`".
     ///
-    /// Up to `permits` calls pass at once; the next one is admitted when the oldest of the last
-    /// `permits` starts is `interval + margin` old. A start at `t` occupies the window
-    /// `[t, t + interval + margin)`, so a start exactly that long after another is allowed
-    /// (what ends comes first, as everywhere in Tempo). A call that wraps an operation
-    /// (`rateLimit(_:…) { … }`) holds its place from its admission until the operation returns
-    /// or throws, and is counted at that instant `t`: however late its request arrives, it
-    /// arrives before the operation returns, so the service never counts more than `permits`
-    /// in any `interval`. (Each such call holds its slot for its duration plus the window; a
-    /// call without an operation, ``takeRatePermit(_:weight:identifier:fileID:line:column:)``,
-    /// is counted at its admission.) Weights count as that many starts at
-    /// once. It is used with the same functions as a token bucket
+    /// Each call holds a slot from its admission until `interval + margin` after the instant
+    /// it is counted, and a call is admitted when it finds a slot free: up to `permits` calls
+    /// pass at once, and the next one when the oldest of the last `permits` counted is
+    /// `interval + margin` old (exactly then: what ends comes first, as everywhere in Tempo).
+    /// A call that wraps an operation (`rateLimit(_:…) { … }`), admitted at once or as a
+    /// waiter, is counted at the instant the operation returns or throws: a service counts a
+    /// request when it arrives, before the operation that sent it returns, so it never counts
+    /// more than `permits` in any `interval`, however late the task resumed or the request
+    /// travelled. Its slot is busy for the operation's duration plus `interval` plus `margin`.
+    /// A call without an operation (``takeRatePermit(_:weight:identifier:fileID:line:column:)``,
+    /// or `rateLimit` without a closure) is counted at its admission, a waiter when its task
+    /// resumes. A waiter cancelled before its operation starts gives its slot back. A weight
+    /// counts as that many calls, held and counted together. It is used with the same
+    /// functions as a token bucket
     /// (``rateLimit(_:weight:whenLimited:identifier:fileID:line:column:operation:)``,
     /// ``takeRatePermit(_:weight:identifier:fileID:line:column:)``, ``resetRateLimit(identifier:)``),
-    /// waits first in first out or refuses with the time a start is free, in the same way.
+    /// waits first in first out or refuses with the time a slot is free, in the same way.
     ///
-    /// The margin is room for the request's trip: a server counts arrivals, and a request that
-    /// starts a little later than the one `permits` before it can arrive a little sooner. Its
+    /// The margin is the room between the limit's count and the server's. For a call that wraps
+    /// its operation it covers only the server's own rounding; for a call without one it is
+    /// room for the request's trip: a server counts arrivals, and a request sent a little
+    /// later after its permit than the one `permits` before it can arrive a little sooner. Its
     /// default, ``defaultMargin(for:)``, is 5% of `interval`, at least 50 ms and at most 1 s.
     ///
     /// ```swift
@@ -39,9 +45,9 @@ extension RateLimit {
     /// }
     /// ```
     ///
-    /// A key remembers at most `permits` start instants (runs of starts at one instant are kept
-    /// as one), and only those in the window, so its memory is bounded by the limit and by the
-    /// calls of the last window, whichever is smaller. Every value is safe:
+    /// A key remembers at most `permits` instants, those of its last counts (runs counted at
+    /// one instant are kept as one), and only those in the window, so its memory is bounded by
+    /// the limit and by the calls of the last window, whichever is smaller. Every value is safe:
     /// - `interval` of zero or less: no limit; every call is admitted at once.
     /// - `permits` of zero or less (with a positive `interval`): every call that asks for a
     ///   permit throws ``RateLimitError/cannotAdmit(weight:burst:)`` at once (`burst` 0; in a task
@@ -49,9 +55,11 @@ extension RateLimit {
     /// - `margin` below zero: zero. A window plus margin beyond `Duration`'s range saturates.
     ///
     /// - Parameters:
-    ///   - permits: The most starts in any window; also the most that can pass at once.
+    ///   - permits: The most calls counted in any window, running operations included; also
+    ///     the most that can pass at once.
     ///   - interval: The window, as the service counts it.
-    ///   - margin: Added to the window for the trip to the server; `nil` (the default) is
+    ///   - margin: Added to the window, for what the service counts differently (for a call
+    ///     without an operation, the request's trip); `nil` (the default) is
     ///     ``defaultMargin(for:)``.
     /// - Returns: The window limit.
     public static func window(
@@ -63,14 +71,18 @@ extension RateLimit {
     /// The margin ``window(_:per:margin:)`` adds by default: 5% of `interval`, at least 50 ms
     /// and at most 1 s (zero for an `interval` of zero or less).
     ///
-    /// What it must cover is the spread of the requests' trips: how much sooner one request
-    /// can reach the server after its start than the request `permits` starts before it did.
-    /// That spread does not grow with the window, so the floor is absolute (50 ms covers the
-    /// spread of local clients on a loaded machine, see <doc:RateLimiting>) and the ceiling
-    /// keeps a long window from waiting seconds for nothing; 5% keeps 95% of the allowed rate
-    /// for windows of a second and more. Pass your own margin when your trips spread wider (a
-    /// distant server, a connection pool that queues requests) or for a short window whose
-    /// rate matters more.
+    /// A call that wraps its operation is counted when the operation ends, after its request
+    /// arrived, and leaves the margin only the server's own rounding. For a call without an
+    /// operation, counted at its admission, the margin must cover the spread of the requests'
+    /// trips: how much sooner one request can reach the server after its permit than the
+    /// request `permits` before it did. That spread does not grow with the window, so the
+    /// floor is absolute (50 ms covered the spread of local clients on a loaded machine, see
+    /// <doc:RateLimitingWindow#How-the-default-margin-was-measured>) and the ceiling keeps a
+    /// long window from waiting seconds for nothing; 5% keeps 95% of the allowed rate for
+    /// windows of a second and more (a call that wraps its operation also holds its slot for
+    /// the operation's duration).
+    /// Pass your own margin when your trips spread wider (a distant server, a connection pool
+    /// that queues requests) or for a short window whose rate matters more.
     ///
     /// ```swift
     /// let trip = RateLimit.defaultMargin(for: .seconds(1))   // 50 ms

@@ -200,7 +200,12 @@ nonisolated(nonsending) func rateLimitAfterWaiting<Value>(
 /// otherwise. Use it when the work that follows is not one closure.
 ///
 /// ```swift
-/// try await rateLimit(RateLimit(2, per: .seconds(1)), identifier: "uploads")
+/// let uploads = RateLimit(
+///     2, per: .seconds(1)
+/// )
+/// try await rateLimit(
+///     uploads, identifier: "uploads"
+/// )
 /// ```
 ///
 /// - Parameters:

@@ -126,11 +126,19 @@ public func retry<Value>(
 /// let data = try await retry(
 ///     5,
 ///     backoff: .exponential(
-///         initial: .milliseconds(200), multiplier: 2, maximum: .seconds(5)),
+///         initial:
+///             .milliseconds(200),
+///         multiplier: 2,
+///         maximum: .seconds(5)
+///     ),
 ///     jitter: .equal,
-///     shouldRetry: { !($0 is DecodingError) },
-///     onRetry: { attempt, error, wait in
-///         log("attempt \(attempt) failed: \(error); in \(wait)")
+///     shouldRetry: {
+///         !($0 is DecodingError)
+///     },
+///     onRetry: { n, error, wait in
+///         log("attempt \(n) failed")
+///         log(error)
+///         log("retry in \(wait)")
 ///     }
 /// ) {
 ///     try await api.download(url)

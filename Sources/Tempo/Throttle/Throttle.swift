@@ -14,9 +14,15 @@
 /// A dropped call costs a clock read and a table lookup under a lock: no `Task`, no timer.
 ///
 /// ```swift
-/// func scrollViewDidScroll(offset: Double) {
-///     throttle(.milliseconds(100), identifier: "prefetch", by: .ownedActor) {
-///         prefetcher.load(around: offset)
+/// func didScroll(offset: Double) {
+///     throttle(
+///         .milliseconds(100),
+///         identifier: "prefetch",
+///         by: .ownedActor
+///     ) {
+///         prefetcher.load(
+///             around: offset
+///         )
 ///     }
 /// }
 /// ```
@@ -126,7 +132,11 @@ public func throttle(
 /// task, use a ``Throttler``.
 ///
 /// ```swift
-/// throttle(.seconds(5), identifier: "refresh", onError: { log($0) }) {
+/// throttle(
+///     .seconds(5),
+///     identifier: "refresh",
+///     onError: { log($0) }
+/// ) {
 ///     try await feed.refresh()
 /// }
 /// ```

@@ -36,9 +36,12 @@ public enum TimeReportStyle: Sendable, Hashable {
 ///   `label` field is left out.
 ///
 /// ```swift
-/// let rows = time("load rows") { database.allRows() }
-/// // [Tempo] load rows completed in 3.2 ms
+/// let rows = time("load rows") {
+///     database.allRows()
+/// }
 /// ```
+///
+/// It prints `[Tempo] load rows completed in 3.2 ms`.
 ///
 /// Pass `clock:` to measure on another clock: `nil`, the default, is the current registry's clock.
 ///

@@ -109,9 +109,18 @@ public func timeout<Value: Sendable>(
 /// Use it to share one deadline between several steps:
 ///
 /// ```swift
-/// let deadline = ContinuousClock.now.advanced(by: .seconds(10))
-/// let token = try await timeout(at: deadline) { try await auth.login() }
-/// let feed = try await timeout(at: deadline) { try await api.feed(token) }
+/// let deadline = ContinuousClock.now
+///     .advanced(by: .seconds(10))
+/// let token = try await timeout(
+///     at: deadline
+/// ) {
+///     try await auth.login()
+/// }
+/// let feed = try await timeout(
+///     at: deadline
+/// ) {
+///     try await api.feed(token)
+/// }
 /// ```
 ///
 /// - Parameters:
