@@ -1,5 +1,5 @@
 // Stand-ins for the two Redis clients the article on shared limits (Docs/Tempo.docc/
-// SharedLimits.md) writes an adapter for, so that an adapter compiles exactly as a user writes it
+// SharedLimitsAdapters.md) writes an adapter for, so that an adapter compiles exactly as a user writes it
 // with the real packages (`import Valkey`, `import RediStack`, `import NIOCore`), without fetching
 // them. scripts/check-snippets.py makes each `// snippet-module: Name` section below a module of
 // its scratch package, built with the `// snippet-setting:` lines of its section (the settings

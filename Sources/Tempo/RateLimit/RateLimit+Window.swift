@@ -1,5 +1,5 @@
-// The window limit: at most N operation starts in any rolling window, the form that keeps a
-// client under a service's published "N requests per W".
+// The window limit: at most N calls in any rolling window (a wrapped operation counted when it
+// ends), the form that keeps a client under a service's published "N requests per W".
 
 /// What a window limit's call is measured against: at most `permits` slots taken at once, a
 /// slot held from the call's admission until `span` (the window plus its margin) after the

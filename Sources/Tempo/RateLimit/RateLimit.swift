@@ -112,8 +112,9 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     /// The bucket a call is measured against, worked out by `bucket(permits:interval:burst:)`.
     let bucket: (refill: Duration, burst: Int)?
 
-    /// For a window limit (``window(_:per:margin:)``), the time added to ``interval`` for the
-    /// request's trip to the server; `nil` for a token bucket.
+    /// For a window limit (``window(_:per:margin:)``), the time added to ``interval``: room for
+    /// the request's trip when a permit is taken without an operation (a wrapped operation is
+    /// counted when it ends, after its request arrived); `nil` for a token bucket.
     ///
     /// ```swift
     /// let trip = RateLimit.window(10, per: .seconds(1)).margin   // 50 ms

@@ -20,8 +20,8 @@
 ///   new call, even when their permits would be free. Cancelling the task ends the wait with
 ///   `CancellationError`: the waiter leaves the queue and takes nothing, and the waiters it
 ///   held up move on. A cancel that comes after the permit is granted but before the waiter's
-///   task resumes ends it the same way: the operation does not start and the permit is given
-///   back. Once the operation has started, a cancel is the operation's to handle.
+///   task resumes ends it the same way: the operation does not start (a window gives its slot
+///   back; a token bucket's permits stay spent). Once the operation has started, a cancel is the operation's to handle.
 /// - ``RateLimitPolicy/wait(atMost:)``: the same, but after that long without a permit the
 ///   call leaves the queue and throws ``RateLimitError/limited(retryAfter:)``.
 /// - ``RateLimitPolicy/reject``: throws ``RateLimitError/limited(retryAfter:)`` at once.
@@ -220,8 +220,8 @@ nonisolated(nonsending) func rateLimitAfterWaiting<Value>(
 ///   - column: The caller's column, filled in for you.
 /// - Throws: ``RateLimitError/limited(retryAfter:)`` when `policy` gives up waiting,
 ///   ``RateLimitError/cannotAdmit(weight:burst:)`` when `weight` exceeds the burst (or no
-///   permit is ever free), and `CancellationError` when the task is cancelled before it is
-///   admitted.
+///   permit is ever free), and `CancellationError` when the task is cancelled before its
+///   task resumes with the permit.
 public nonisolated(nonsending) func rateLimit(
     _ limit: RateLimit,
     weight: Int = 1,

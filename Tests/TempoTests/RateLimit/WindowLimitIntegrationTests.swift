@@ -119,7 +119,7 @@ struct WindowLimitIntegrationTests {
                 + ", trips spread over \(spread) ms")
         #expect(sent.count == requests)
         // A client that resumes late after its permit (a loaded machine, a busy pool) does not
-        // spend the margin: the window counts a start when the operation starts. So the
+        // spend the margin: the window counts a call when its operation ends. So the
         // server's count and the rate are checked however loaded the machine is; how late the
         // clients were and how far their trips spread is printed, for the record.
         print("[WindowLimitIntegration] \(label): clients up to \(lateness) late")

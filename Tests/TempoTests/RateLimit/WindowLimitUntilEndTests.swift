@@ -167,6 +167,24 @@ import Testing
         }
     }
 
+    /// `rateLimit` without an operation that waits counts when its task resumes: its start is
+    /// recorded then, and leaves the window one interval later.
+    @Test func aWaitingPermitWithoutAnOperationCountsWhenItResumes() async throws {
+        try await onManualClock { clock, registry in
+            let one = RateLimit.window(1, per: .seconds(1), margin: .zero)
+            #expect(take(one, key: "k") == nil)
+            let waiter = Task {
+                try await registry.withCurrent { try await rateLimit(one, identifier: "k") }
+            }
+            #expect(await eventually { rateWaiters(registry, "k") == 1 })
+            await clock.advance(by: .seconds(1))
+            try await waiter.value
+            #expect(take(one, key: "k") == .limited(retryAfter: .seconds(1)))
+            await clock.advance(by: .seconds(1))
+            #expect(take(one, key: "k") == nil)
+        }
+    }
+
     /// The promise, against a server that counts arrivals: operations of random durations,
     /// started at random instants, each "arriving" at a random instant between its start and
     /// its end (a request late on its way, or a slow connection). However late they arrive, no
