@@ -61,16 +61,21 @@ actor FakeSearchClient: SearchClient {
     let clock = ManualClock()
     let client = FakeSearchClient()
 
-    @Test func searchesOnceTheUserStopsTyping() async {
+    @Test func searchesOnPause() async {
         let model = SearchScreenModel(client: client)
-        await TempoRegistry(clock: clock).withCurrent {
-            for query in ["s", "sw", "swi", "swif", "swift"] {
+        let registry = TempoRegistry(clock: clock)
+        let typed = ["s", "sw", "swi", "swif", "swift"]
+        await registry.withCurrent {
+            for query in typed {
                 model.queryChanged(query)
-                await clock.advance(by: .milliseconds(100))  // the next keystroke, 100 ms later
+                // Next key: 100 ms later
+                await clock.advance(by: .milliseconds(100))
             }
-            #expect(await client.queries.isEmpty)  // 100 ms after the last keystroke
+            // 100 ms after the last key
+            #expect(await client.queries.isEmpty)
 
-            await clock.advance(by: .milliseconds(200))  // 300 ms after it: the search runs
+            // 300 ms after: one search
+            await clock.advance(by: .milliseconds(200))
             #expect(await client.queries == ["swift"])
             #expect(model.results == ["swift result"])
             #expect(clock.sleeperCount == 0)  // nothing left waiting
