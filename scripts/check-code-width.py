@@ -144,22 +144,13 @@ def first_samples() -> list[tuple[str, list[tuple[int, str]]]]:
 
 
 def first_fenced(lines: list[str]) -> list[tuple[int, str]]:
-    """The (1-based line number, text) of the lines of the first fenced block in `lines`."""
-    fence = ""
-    indent = 0
+    """The (1-based line number, text) of the lines of the first fenced block in `lines`: the
+    first run of consecutive lines `code_lines` finds (two blocks are apart by their fences)."""
     block: list[tuple[int, str]] = []
-    for number, line in enumerate(lines, 1):
-        match = FENCE.match(line)
-        if not fence:
-            if match:
-                fence = match.group(1)
-                indent = len(line) - len(line.lstrip())
-            continue
-        stripped = line.strip()
-        if match and stripped.startswith(fence) and stripped.strip(fence[0]) == "":
-            return block
-        cut = min(indent, len(line) - len(line.lstrip()))
-        block.append((number, line[cut:]))
+    for number, text in code_lines(lines):
+        if block and number != block[-1][0] + 1:
+            break
+        block.append((number, text))
     return block
 
 
