@@ -42,18 +42,35 @@ enum LoopbackSocket {
         return descriptor
     }
 
-    /// A loopback port that was free a moment ago: the one the system picks when a socket binds
-    /// port 0. Another process may take it before the caller binds it; the caller retries then.
+    /// A loopback port that was free a moment ago, below the ports the system hands out to
+    /// connecting sockets (32768 and up on Linux, 49152 and up on macOS), so that no client's
+    /// own end of a connection takes it between this check and the server's bind. Another
+    /// process may still take it before the caller binds it; the caller retries then.
     static func freePort() throws(SocketError) -> Int {
+        var last = SocketError("no free port in 20000..<32768")
+        for _ in 0..<64 {
+            let candidate = Int.random(in: 20_000..<32_768)
+            do throws(SocketError) {
+                return try bound(port: candidate)
+            } catch {
+                last = error
+            }
+        }
+        throw last
+    }
+
+    /// Binds a socket to 127.0.0.1:`port` (0: one the system picks), closes it, and returns the
+    /// port it was bound to.
+    private static func bound(port: Int) throws(SocketError) -> Int {
         let descriptor = try makeSocket()
         defer { _ = close(descriptor) }
-        var address = address(port: 0)
+        var address = address(port: port)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard bound == 0 else { throw SocketError("bind 127.0.0.1:0", errno: errno) }
+        guard bound == 0 else { throw SocketError("bind 127.0.0.1:\(port)", errno: errno) }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let named = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {

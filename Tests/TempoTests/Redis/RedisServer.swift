@@ -89,7 +89,8 @@ final class RedisServer: Sendable {
     private var logFile: URL { directory.appendingPathComponent("redis.log") }
 
     /// Starts the server and waits until it answers `PING`. On a first start, a port taken
-    /// meanwhile by another process makes it try a new one; a restart keeps its port.
+    /// meanwhile by another process, or a server that does not answer on it within 10 s, makes
+    /// it try a new one (five tries in all); a restart keeps its port.
     func start() async throws(RedisServerError) {
         guard let executable = Self.executable else { throw .notInstalled }
         var failure = RedisServerError.notStarted
@@ -101,7 +102,13 @@ final class RedisServer: Sendable {
                 return
             } catch {
                 failure = error
-                guard case .exited = error else { throw error }
+                switch error {
+                case .exited: break
+                // A server that never listened on a port it was given: on a first start,
+                // another port; a restart must keep its port, so that is final.
+                case .notReady where !kept: break
+                default: throw error
+                }
                 if kept {
                     // The old server's socket may not be released yet.
                     try? await Task.sleep(for: .milliseconds(200))
