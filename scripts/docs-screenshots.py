@@ -30,7 +30,9 @@ do), and is back at the top with every image loaded:
   page's FIRST code sample (the first code listing; a reference page's declaration is not a
   sample) reads without scrolling sideways (scrollWidth <= clientWidth); when it does not, how
   many of its lines are cut at the right edge and the first cut line's text;
-- each figure's drawn width against its natural width.
+- each figure's drawn width against its natural width;
+- the heights of the Topics and See Also sections DocC draws at a page's end (named in the
+  line of a page over the aim).
 
 The run starts by saying what it looks at (the pages, both widths, the appearances, the fonts
 Chromium drew with) and ends with a markdown table, page | height at 1400 | height at 390 |
@@ -274,6 +276,16 @@ MEASURE = r"""
     const wide = Math.max(declaration.scrollWidth, b.scrollWidth), shown = b.clientWidth;
     out.declaration = {fits: wide <= shown + 1, wide, shown};
   }
+  // The heights of the Topics and See Also sections DocC draws at the end of a page.
+  out.sections = {};
+  document.querySelectorAll('main h2').forEach(h => {
+    const title = h.innerText.trim();
+    if (title !== 'Topics' && title !== 'See Also') return;
+    let sec = h.parentElement;
+    while (sec && sec.parentElement && sec.parentElement.querySelectorAll('h2').length === 1
+           && sec.parentElement.tagName !== 'MAIN') sec = sec.parentElement;
+    out.sections[title] = Math.round(sec.getBoundingClientRect().height);
+  });
   document.querySelectorAll('img').forEach(img => {
     if (!/\.svg/.test(img.currentSrc || img.src)) return;
     out.figures.push({src: (img.currentSrc || img.src).split('/').pop(),
@@ -532,10 +544,13 @@ def summary(run: dict) -> list[str]:
         out.append(f"| {page['key']} | {height(d)} | {height(p)} | {cell_tables(p)} "
                    f"| {cell_sample(p)} |")
     out.append("")
-    over = [(page["key"], page["widths"][phone]["height"]) for page in run["pages"]
+    over = [(page["key"], page["widths"][phone]) for page in run["pages"]
             if phone in page["widths"] and page["widths"][phone]["height"] > run["aim"]]
-    for key, h in over:
-        out.append(f"{key}: {h:,} px at {phone} px, over the ~{run['aim']:,} px aim")
+    for key, m in over:
+        parts = [f"{name} {h:,} px" for name, h in m.get("sections", {}).items()]
+        drawn = f" (of which {', '.join(parts)})" if parts else ""
+        out.append(f"{key}: {m['height']:,} px at {phone} px, over the ~{run['aim']:,} px aim"
+                   + drawn)
     out.append(f"{len(over)} of {len(run['pages'])} pages over the ~{run['aim']:,} px aim at "
                f"{phone} px")
     return out

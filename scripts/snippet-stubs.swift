@@ -76,6 +76,12 @@ public final class Store: Sendable {
     public func sync() async throws {}
 }
 
+/// The store of ShuttingDown.md's editor, for doc comments that show the same editor.
+public final class DraftStore: Sendable {
+    public init() {}
+    public func save(_ text: String) {}
+}
+
 public let index = SearchIndex()
 public final class SearchIndex: Sendable {
     @discardableResult public func query(_ text: String) -> [String] { [] }

@@ -1,12 +1,14 @@
 /// What a ``Debouncer`` or a ``Throttler`` does with its pending call when it is
 /// deinitialised: cancel it (the default) or run it now.
 ///
+/// The editor of <doc:ShuttingDown>, whose drafts must land, flushes its autosave:
+///
 /// ```swift
-/// @MainActor final class EditorModel {
-///     private let store: Store
+/// @MainActor final class NoteEditor {
+///     private let store: DraftStore
 ///     private let autosave = Debouncer(.seconds(2), onDeinit: .flush)
 ///
-///     init(store: Store) { self.store = store }
+///     init(store: DraftStore) { self.store = store }
 ///
 ///     func textChanged(_ text: String) {
 ///         autosave { [store] in store.save(text) }   // the store, not self: see `flush`

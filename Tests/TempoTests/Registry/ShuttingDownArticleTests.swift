@@ -31,6 +31,8 @@ private final class ArticleDraftStore: Sendable {
     deinit { Self.deinits.append("editor") }
 }
 
+// The article's first block, in the method an app calls it from, with the registry passed in
+// (`.shared` in the article) and the report kept where the article prints it.
 @MainActor private final class ArticleAppLifecycle {
     private let registry: TempoRegistry
     private(set) var unfinished: DrainReport?
@@ -38,8 +40,14 @@ private final class ArticleDraftStore: Sendable {
     init(registry: TempoRegistry = .shared) { self.registry = registry }
 
     func didEnterBackground() async {
-        let report = await registry.drain(within: .seconds(4))
-        unfinished = report.isComplete ? nil : report
+        // 4 s at most
+        let report =
+            await registry
+            .drain(within: .seconds(4))
+        if !report.isComplete {
+            // What was left, to log
+            unfinished = report
+        }
     }
 }
 
