@@ -77,7 +77,9 @@ import Testing
 
     /// An operation that throws counts from the instant it threw.
     @Test func aThrowingOperationCountsFromWhenItThrew() async throws {
-        try await onManualClock { clock, registry in
+        // Its only `try`s are inside `#expect`: the closure's effects are inferred before the
+        // macros expand, so it says `async throws`.
+        try await onManualClock { clock, registry async throws in
             let a = await Self.run(
                 limit, for: .milliseconds(500), failing: true, clock: clock, registry: registry)
             let b = await Self.run(
