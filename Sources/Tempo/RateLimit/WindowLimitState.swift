@@ -167,9 +167,12 @@ struct WindowLimitState<Waiter> {
         return queue.map(\.waiter)
     }
 
-    /// Empties the window at `now`, and admits the waiters it lets through.
+    /// Empties the window of the starts it recorded at `now`, and admits the waiters it lets
+    /// through. Starts in flight keep their slots (an operation still running, a waiter
+    /// admitted that has not resumed yet): each is recorded when its operation starts or ends,
+    /// as without the reset, so no more than `permits` slots are ever taken.
     mutating func reset(at now: Duration) -> Settled {
-        log.removeAll()
+        log.removeRecorded()
         heldUntil = nil
         return settle(at: now)
     }

@@ -95,15 +95,13 @@ struct WindowLog: Sendable {
         inFlight += weight
     }
 
-    /// Gives back `weight` starts in flight that will never be made (after ``removeAll()``,
-    /// nothing is in flight: nothing changes).
+    /// Gives back `weight` starts in flight that will never be made.
     mutating func cancel(_ weight: Int) {
         inFlight -= min(weight, inFlight)
     }
 
     /// Records `weight` starts in flight at `now` (as ``record(_:at:permits:)``): the instant
-    /// their operation started, or the instant it ended. After ``removeAll()`` nothing is in
-    /// flight: the starts are recorded all the same.
+    /// their operation started, or the instant it ended.
     mutating func complete(_ weight: Int, at now: Duration, permits: Int) {
         inFlight -= min(weight, inFlight)
         record(weight, at: now, permits: permits)
@@ -129,11 +127,12 @@ struct WindowLog: Sendable {
         compact()
     }
 
-    mutating func removeAll() {
+    /// Forgets the starts recorded (a reset); those in flight stay, until their operations
+    /// start or end and record them, or their calls give them back.
+    mutating func removeRecorded() {
         runs = []
         head = 0
         total = 0
-        inFlight = 0
     }
 
     /// Removes the dropped runs once they are most of the array, so that memory stays within

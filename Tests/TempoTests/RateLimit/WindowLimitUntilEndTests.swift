@@ -75,6 +75,81 @@ import Testing
         }
     }
 
+    /// A reset empties the window of the calls it counted, but an operation still running
+    /// keeps its slot until it ends, and is counted then: with 1 a second, `a` runs from 0 to
+    /// 10 s across a reset at 1 s; `b`, made at 2 s, waits for `a`'s slot (its end, 10 s, plus
+    /// the window: 11 s) and runs until 29 s, and `c`, made at 2 s, waits for `b`'s (30 s). Before this held, the reset freed
+    /// `a`'s slot, `b` ran from 2 s, and `a`'s end gave back `b`'s slot: `c` started at 11 s
+    /// while `b` still ran, two operations at once under a limit of one.
+    @Test func anOperationRunningAcrossAResetKeepsItsSlotAndCountsAtItsEnd() async throws {
+        try await onManualClock { clock, registry in
+            let limit = RateLimit.window(1, per: .seconds(1), margin: .zero)
+            let starts = Log<Duration>()
+            func call(running duration: Duration) async -> ManualClock.Started<Void> {
+                await clock.start {
+                    try await registry.withCurrent {
+                        try await rateLimit(limit, identifier: "k") {
+                            starts.append(clock.now.offset)
+                            try await clock.sleep(for: duration)
+                        }
+                    }
+                }
+            }
+            let a = await call(running: .seconds(10))
+            await clock.advance(by: .seconds(1))
+            registry.resetRateLimit(identifier: "k")
+            #expect(registry.liveKeyCount == 1)
+            await clock.advance(by: .seconds(1))
+            let b = await call(running: .seconds(18))
+            let c = await call(running: .zero)
+            await clock.advance(by: .seconds(8))
+            #expect(starts.all == [.zero])
+            await clock.advance(by: .seconds(1))
+            #expect(starts.all == [.zero, .seconds(11)])
+            await clock.advance(by: .seconds(18))
+            #expect(starts.all == [.zero, .seconds(11)])
+            await clock.advance(by: .seconds(1))
+            #expect(starts.all == [.zero, .seconds(11), .seconds(30)])
+            for call in [a, b, c] { try await call.value() }
+        }
+    }
+
+    /// Waiters a reset admits hold their slots until their operations end, whatever the
+    /// operations that ran before the reset do: with 2 a second, `a` and `b` run from 0 to
+    /// 10 s; `c` and `d` wait, and the reset at 1 s finds no room for them (`a` and `b` still
+    /// hold theirs); `e` and `f` wait behind them.
+    @Test func aResetNeverLetsMoreThanTheLimitRunAtOnce() async throws {
+        try await onManualClock { clock, registry in
+            let limit = RateLimit.window(2, per: .seconds(1), margin: .zero)
+            // +1 as an operation starts, -1 as it ends, in order.
+            let steps = Log<Int>()
+            func call(running duration: Duration) async -> ManualClock.Started<Void> {
+                await clock.start {
+                    try await registry.withCurrent {
+                        try await rateLimit(limit, identifier: "k") {
+                            steps.append(1)
+                            try await clock.sleep(for: duration)
+                            steps.append(-1)
+                        }
+                    }
+                }
+            }
+            var calls = [await call(running: .seconds(10)), await call(running: .seconds(10))]
+            calls.append(await call(running: .seconds(30)))
+            calls.append(await call(running: .seconds(30)))
+            await clock.advance(by: .seconds(1))
+            registry.resetRateLimit(identifier: "k")
+            calls.append(await call(running: .seconds(5)))
+            calls.append(await call(running: .seconds(5)))
+            await clock.runUntilIdle(limit: .seconds(120))
+            for call in calls { try await call.value() }
+            let running = steps.all.reduce(into: [0]) { $0.append($0.last! + $1) }
+            #expect(running.max() == 2)
+            #expect(running.last == 0)
+            #expect(steps.all.count == 12)
+        }
+    }
+
     /// An operation that throws counts from the instant it threw.
     @Test func aThrowingOperationCountsFromWhenItThrew() async throws {
         // Its only `try`s are inside `#expect`: the closure's effects are inferred before the
