@@ -294,7 +294,9 @@ public func takeRatePermit(
 
 /// Fills the bucket of the rate limit `identifier` now (for a window limit: empties its window):
 /// the calls waiting there are admitted as the full bucket allows, first in first out, and the
-/// rest wait on. Does nothing when nothing is live for `identifier`.
+/// rest wait on. Does nothing when nothing is live for `identifier`. A window limit's running
+/// operations keep their slots until they end, and are counted then, so no more than its
+/// permits hold a slot at once, across the reset too.
 ///
 /// ```swift
 /// resetRateLimit(identifier: "api")   // the server's quota was reset
