@@ -17,14 +17,18 @@ import Testing
     /// Runs `rateLimit(limit)` around an operation that sleeps `duration` on `clock`, then
     /// throws `Failure` when `fails`, in a task of the clock's; returns once it is admitted
     /// and asleep (or waits in the queue).
+    /// `onStart` and `onEnd` run as the operation starts and as its sleep ends.
     static func run(
         _ limit: RateLimit, for duration: Duration, failing fails: Bool = false,
-        clock: ManualClock, registry: TempoRegistry
+        clock: ManualClock, registry: TempoRegistry,
+        onStart: @escaping @Sendable () -> Void = {}, onEnd: @escaping @Sendable () -> Void = {}
     ) async -> ManualClock.Started<Void> {
         await clock.start {
             try await registry.withCurrent {
                 try await rateLimit(limit, identifier: "k") {
+                    onStart()
                     try await clock.sleep(for: duration)
+                    onEnd()
                     if fails { throw Failure() }
                 }
             }
@@ -86,14 +90,9 @@ import Testing
             let limit = RateLimit.window(1, per: .seconds(1), margin: .zero)
             let starts = Log<Duration>()
             func call(running duration: Duration) async -> ManualClock.Started<Void> {
-                await clock.start {
-                    try await registry.withCurrent {
-                        try await rateLimit(limit, identifier: "k") {
-                            starts.append(clock.now.offset)
-                            try await clock.sleep(for: duration)
-                        }
-                    }
-                }
+                await Self.run(
+                    limit, for: duration, clock: clock, registry: registry,
+                    onStart: { starts.append(clock.now.offset) })
             }
             let a = await call(running: .seconds(10))
             await clock.advance(by: .seconds(1))
@@ -124,15 +123,9 @@ import Testing
             // +1 as an operation starts, -1 as it ends, in order.
             let steps = Log<Int>()
             func call(running duration: Duration) async -> ManualClock.Started<Void> {
-                await clock.start {
-                    try await registry.withCurrent {
-                        try await rateLimit(limit, identifier: "k") {
-                            steps.append(1)
-                            try await clock.sleep(for: duration)
-                            steps.append(-1)
-                        }
-                    }
-                }
+                await Self.run(
+                    limit, for: duration, clock: clock, registry: registry,
+                    onStart: { steps.append(1) }, onEnd: { steps.append(-1) })
             }
             var calls = [await call(running: .seconds(10)), await call(running: .seconds(10))]
             calls.append(await call(running: .seconds(30)))
