@@ -21,7 +21,8 @@
 ///   `CancellationError`: the waiter leaves the queue and takes nothing, and the waiters it
 ///   held up move on. A cancel that comes after the permit is granted but before the waiter's
 ///   task resumes ends it the same way: the operation does not start (a window gives its slot
-///   back; a token bucket's permits stay spent). Once the operation has started, a cancel is the operation's to handle.
+///   back; a token bucket's permits stay spent). Once the operation has started, a cancel is
+///   the operation's to handle.
 /// - ``RateLimitPolicy/wait(atMost:)``: the same, but after that long without a permit the
 ///   call leaves the queue and throws ``RateLimitError/limited(retryAfter:)``.
 /// - ``RateLimitPolicy/reject``: throws ``RateLimitError/limited(retryAfter:)`` at once.

@@ -82,9 +82,10 @@ import Testing
     /// A reset empties the window of the calls it counted, but an operation still running
     /// keeps its slot until it ends, and is counted then: with 1 a second, `a` runs from 0 to
     /// 10 s across a reset at 1 s; `b`, made at 2 s, waits for `a`'s slot (its end, 10 s, plus
-    /// the window: 11 s) and runs until 29 s, and `c`, made at 2 s, waits for `b`'s (30 s). Before this held, the reset freed
-    /// `a`'s slot, `b` ran from 2 s, and `a`'s end gave back `b`'s slot: `c` started at 11 s
-    /// while `b` still ran, two operations at once under a limit of one.
+    /// the window: 11 s) and runs until 29 s, and `c`, made at 2 s, waits for `b`'s (30 s).
+    /// Before this held, the reset freed `a`'s slot, `b` ran from 2 s, and `a`'s end gave back
+    /// `b`'s slot: `c` started at 11 s while `b` still ran, two operations at once under a
+    /// limit of one.
     @Test func anOperationRunningAcrossAResetKeepsItsSlotAndCountsAtItsEnd() async throws {
         try await onManualClock { clock, registry in
             let limit = RateLimit.window(1, per: .seconds(1), margin: .zero)
