@@ -4,14 +4,16 @@
 Starts a redis-server of its own (loopback, a free port, persistence off, a temporary
 directory), loads the Lua scripts as the Swift library sends them, and measures:
 
-1. Latency: one call's round trip on one connection, one call at a time, for a bare PING and
-   for the window and bucket admissions (keys that admit every call at once, on the server's
-   clock, as production calls them), in the same run. In each block this script's RESP
-   client makes the three calls in turn, call by call (each round trip timed with
-   perf_counter_ns: exact p50 and p99 over every call), so a burst of load on a busy machine
-   falls on all three alike; then `redis-benchmark -c 1` runs each command as many times
-   (its p50 and p99: the median over the blocks). The ratio to PING is what an admission
-   adds to the round trip a call to Redis costs anyway (target: at most 1.3x).
+1. Latency: one call's round trip on one connection, one call at a time, for a bare PING,
+   for two floors under any script (an empty one, and one that only reads the server's clock
+   as every admission does first) and for the window and bucket admissions (keys that admit
+   every call at once, on the server's clock, as production calls them), in the same run. In
+   each block this script's RESP client makes the five calls in turn, call by call (each
+   round trip timed with perf_counter_ns: exact p50 and p99 over every call), so a burst of
+   load on a busy machine falls on all five alike; then `redis-benchmark -c 1` runs each
+   command as many times (its p50 and p99: the median over the blocks). The ratio to PING is
+   what an admission adds to the round trip a call to Redis costs anyway (target: at most
+   1.3x).
 2. Throughput: calls a second from 50 clients without pipelining, on one hot key and spread
    over 10,000 keys, by this script's driver (one thread, many sockets; its PING row shows
    its own ceiling) and by redis-benchmark; with the server's own CPU time a call, which a
@@ -68,6 +70,9 @@ SCRIPT_NAMES = [
 # Admission arguments that admit every call at once, on the server's clock (ARGV[1] empty):
 # a window of 10^9 permits over 1,000 s; a bucket of 10^9 permits refilled one a second.
 WINDOW_OPEN = ["", "1000000000", "1000000000", "1", ""]
+# Measured beside PING and the admissions: what any script costs before it does anything.
+EMPTY_SCRIPT = "return 1"
+CLOCK_SCRIPT = "local t = redis.call('TIME')\nreturn 1"
 BUCKET_OPEN = ["", "1000000", "1000000000", "1", ""]
 
 
@@ -82,7 +87,14 @@ class RedisError(Exception):
 # --- The scripts, as Swift reads them --------------------------------------------------------
 
 LITERAL = re.compile(
-    r'name:\s*"(?P<name>[^"\\]+)",\s*source:\s*(?P<raw>#*)"""[ \t]*\n'
+    r'name:\s*"(?P<name>[^"\\]+)",\s*source:\s*(?:(?P<prefix>[A-Za-z_]\w*)\s*\+\s*)?'
+    r'(?P<raw>#*)"""[ \t]*\n(?P<body>.*?)\n(?P<indent>[ \t]*)"""',
+    re.S,
+)
+# A part several scripts share, such as `static let decisionInstant = """ ... """`: a script
+# written `source: decisionInstant + """ ... """` starts with it.
+SHARED_PART = re.compile(
+    r'static let (?P<name>[A-Za-z_]\w*)\s*=\s*(?P<raw>#*)"""[ \t]*\n'
     r'(?P<body>.*?)\n(?P<indent>[ \t]*)"""',
     re.S,
 )
@@ -121,13 +133,23 @@ def swift_multiline(body: str, indent: str, name: str) -> str:
 def read_scripts() -> dict[str, str]:
     """Every script's source by name, from RedisScripts.swift."""
     text = SCRIPTS_FILE.read_text(encoding="utf-8").replace("\r\n", "\n")
+    parts: dict[str, str] = {}
+    for match in SHARED_PART.finditer(text):
+        if not match.group("raw"):
+            parts[match.group("name")] = swift_multiline(
+                match.group("body"), match.group("indent"), match.group("name"))
     sources: dict[str, str] = {}
     for match in LITERAL.finditer(text):
         name = match.group("name")
         if match.group("raw"):
             raise BenchError(f"{name}: a raw string literal (#\"\"\"), which this script "
                              "does not read")
-        sources[name] = swift_multiline(match.group("body"), match.group("indent"), name)
+        prefix = match.group("prefix")
+        if prefix and prefix not in parts:
+            raise BenchError(f"{name}: its source starts with `{prefix}`, which is not a "
+                             f'`static let {prefix} = """` literal in {SCRIPTS_FILE.name}')
+        body = swift_multiline(match.group("body"), match.group("indent"), name)
+        sources[name] = (parts[prefix] if prefix else "") + body
     missing = [name for name in SCRIPT_NAMES if name not in sources]
     if missing:
         raise BenchError(f"{SCRIPTS_FILE}: no source found for {', '.join(missing)}")
@@ -777,8 +799,14 @@ def main() -> int:
 
             window, bucket = shas["tempo-window-admit"], shas["tempo-bucket-admit"]
             hot_w, hot_b = ["{tempo:hot}:w", "{tempo:hot}:h"], ["{tempo:hot}:b"]
+            # The floor under any script: one that does nothing, and one that only reads the
+            # server's clock, as every admission does first.
+            empty = conn.call("SCRIPT", "LOAD", EMPTY_SCRIPT).decode()
+            clock = conn.call("SCRIPT", "LOAD", CLOCK_SCRIPT).decode()
             kinds = [
                 Kind("PING", ["PING"], b"+PONG\r\n"),
+                Kind("empty script", ["EVALSHA", empty, "0"], b":1\r\n"),
+                Kind("script reading TIME", ["EVALSHA", clock, "0"], b":1\r\n"),
                 Kind("window admit", ["EVALSHA", window, "2", *hot_w, *WINDOW_OPEN],
                      b"*4\r\n:1\r\n", check_hot_window),
                 Kind("bucket admit", ["EVALSHA", bucket, "1", *hot_b, *BUCKET_OPEN],
@@ -797,14 +825,14 @@ def main() -> int:
             rand = "{tempo:__rand_int__}"
             workloads = [
                 Workload("PING", [encode("PING")], b"+PONG\r\n", ["PING"]),
-                Workload("window admit, 1 hot key", [kinds[1].raw], kinds[1].accept,
-                         kinds[1].args, check=check_hot_window),
-                Workload(f"window admit, {keyspace:,} keys", window_spread, kinds[1].accept,
+                Workload("window admit, 1 hot key", [kinds[3].raw], kinds[3].accept,
+                         kinds[3].args, check=check_hot_window),
+                Workload(f"window admit, {keyspace:,} keys", window_spread, kinds[3].accept,
                          ["EVALSHA", window, "2", rand + ":w", rand + ":h", *WINDOW_OPEN],
                          keyspace, mark=" †"),
-                Workload("bucket admit, 1 hot key", [kinds[2].raw], kinds[2].accept,
-                         kinds[2].args, check=check_hot_bucket),
-                Workload(f"bucket admit, {keyspace:,} keys", bucket_spread, kinds[2].accept,
+                Workload("bucket admit, 1 hot key", [kinds[4].raw], kinds[4].accept,
+                         kinds[4].args, check=check_hot_bucket),
+                Workload(f"bucket admit, {keyspace:,} keys", bucket_spread, kinds[4].accept,
                          ["EVALSHA", bucket, "1", rand + ":b", *BUCKET_OPEN], keyspace),
             ]
             throughput_rows = throughput(conn, server.port, workloads, rounds, clients, seconds,
@@ -837,13 +865,15 @@ def main() -> int:
     print(f"- Mode: {mode}, {elapsed:.0f} s")
     print("\n## 1. Latency of one call (one connection, one call at a time)\n")
     print(f"{blocks} blocks from flushed keys. In a block the RESP client makes up to "
-          f"{block_calls:,} calls of each command in {block_seconds:g} s at most, the three "
+          f"{block_calls:,} calls of each command in {block_seconds:g} s at most, the five "
           "taking turns call by call, every round trip timed; then `redis-benchmark -c 1` makes "
           "as many calls of each, one command a run (its p50 and p99 here: the median over "
           "the blocks). Window: "
           '`{tempo:hot}:w {tempo:hot}:h "" 1000000000 1000000000 1 ""`; bucket: '
           '`{tempo:hot}:b "" 1000000 1000000000 1 ""`: every call admitted at once, on '
-          "the server's clock. Target: an admission at most 1.3× a PING.\n")
+          "the server's clock. Target: an admission at most 1.3× a PING. Two floors under "
+          f"any script: `{EMPTY_SCRIPT}`, and a script that only reads the server's clock "
+          "(`TIME`), the first thing an admission does.\n")
     print(table(["command", "client", "calls", "p50 µs", "p99 µs", "p50 vs PING", "p99 vs PING",
                  "block p50 ratios"], latency_rows))
     print("\nBlock p50 ratios: the lowest and highest of the blocks' own p50 ratios.")
