@@ -9,19 +9,72 @@ extension SharedRateLimiter {
         case fallBack(RateLimit)
     }
 
-    /// Asks the store for the call's permits; sleeps until a reserved start.
+    /// Asks the store for the call's permits; sleeps until a reserved start. A window's waiter
+    /// that wakes more than half its margin late asks again (see ``lateness(allowedBy:)``).
     func admit(_ limit: RateLimit, weight: Int, policy: RateLimitPolicy, identifier: String)
         async throws -> Admission
     {
         try Task.checkCancellation()
         guard weight > 0 else { return .admitted }
+        let began = Self.now()
+        let longest = policy.maxWait
+        var policy = policy
+        var askedBefore = false
+        while true {
+            // What it waited before this ask: nothing, unless it woke too late and asks again.
+            let waited = askedBefore ? Self.now() - began : .zero
+            askedBefore = true
+            switch try await ask(
+                limit, weight: weight, policy: policy, identifier: identifier, waited: waited)
+            {
+            case .admitted(let wait, let late):
+                guard let allowed = Self.lateness(allowedBy: limit), late > allowed else {
+                    registry.report(
+                        .rateLimit, key: identifier, .rateLimitAdmitted(waited: waited + wait))
+                    return .admitted
+                }
+                // Woken too late: its start, recorded at the reserved instant, is behind it by
+                // more than the margin leaves for the trip. It asks again (its first start
+                // stays counted) within what is left of its longest wait.
+                if let longest { policy = .wait(atMost: longest - (Self.now() - began)) }
+            case .atOnce:
+                return .admitted
+            case .fallBack(let local):
+                return .fallBack(local)
+            }
+        }
+    }
+
+    /// How late past its reserved start a window's waiter may wake and still start: half the
+    /// window's margin, the other half left for the requests' trips. `nil` (start however
+    /// late) for a token bucket and for a window without a margin.
+    static func lateness(allowedBy limit: RateLimit) -> Duration? {
+        guard case .window = limit.measure, let margin = limit.margin, margin > .zero else {
+            return nil
+        }
+        return margin / 2
+    }
+
+    enum Answer {
+        /// Admitted at once.
+        case atOnce
+        /// Admitted after a reserved wait, woken `late` past it.
+        case admitted(wait: Duration, late: Duration)
+        case fallBack(RateLimit)
+    }
+
+    /// One admission: asks the store and sleeps until the start it reserved.
+    private func ask(
+        _ limit: RateLimit, weight: Int, policy: RateLimitPolicy, identifier: String,
+        waited: Duration
+    ) async throws -> Answer {
         let script: RedisScript
         let keys: [String]
         let arguments: [String]
         let maxWait = policy.maxWait.map { String(Self.microseconds($0, roundingUp: false)) } ?? ""
         switch limit.measure {
         case .unlimited:
-            return .admitted
+            return .atOnce
         case .window(let permits, let span):
             guard weight <= permits else {
                 throw RateLimitError.cannotAdmit(weight: weight, burst: permits)
@@ -64,13 +117,19 @@ extension SharedRateLimiter {
         let wait = Duration.microseconds(reply[1])
         guard reply[0] == 1 else {
             registry.report(
-                .rateLimit, key: identifier, .rateLimitRefused(retryAfter: wait, waited: .zero))
+                .rateLimit, key: identifier, .rateLimitRefused(retryAfter: wait, waited: waited))
             throw RateLimitError.limited(retryAfter: wait)
         }
-        guard wait > .zero else { return .admitted }
+        guard wait > .zero else {
+            if waited > .zero {  // asked again, and admitted at once
+                registry.report(.rateLimit, key: identifier, .rateLimitAdmitted(waited: waited))
+            }
+            return .atOnce
+        }
         registry.report(.rateLimit, key: identifier, .rateLimitQueued(estimatedWait: wait))
+        let due = Self.now() + wait
         do {
-            try await Task.sleep(for: wait)
+            try await sleep(wait)
         } catch {
             // Cancelled while it waited: its start is given back when it still can be.
             let undo: (RedisScript, [String])
@@ -91,8 +150,7 @@ extension SharedRateLimiter {
             }.value
             throw error
         }
-        registry.report(.rateLimit, key: identifier, .rateLimitAdmitted(waited: wait))
-        return .admitted
+        return .admitted(wait: wait, late: Self.now() - due)
     }
 
     /// An error of the operation that carries a retry-after holds the key for every instance

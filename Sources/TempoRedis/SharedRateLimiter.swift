@@ -49,6 +49,9 @@ public struct SharedRateLimiter: Sendable {
     /// For tests only: decide at this process's own reading of a clock (microseconds) instead
     /// of the Redis server's, to show what a fleet whose clocks disagree would do without it.
     var localInstant: (@Sendable () -> Int64)?
+    /// For tests only: how a waiter sleeps until its reserved start (a test oversleeps, as a
+    /// task on a loaded machine wakes late).
+    var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
     /// A limiter that keeps its limits in `store`.
     ///
@@ -92,7 +95,10 @@ public struct SharedRateLimiter: Sendable {
     /// (the store knows the wait when it answers, so nobody waits to be refused); `.reject`
     /// throws unless the permits are free now. Cancelling the task while it sleeps throws
     /// `CancellationError` and gives its reservation back when nobody reserved after it (the
-    /// calls after it were told their starts counting it; see the article on shared limits). A `weight` of zero or less, or a limit with no interval, runs at once without
+    /// calls after it were told their starts counting it; see the article on shared limits).
+    /// A window's waiter that wakes more than half the limit's margin past its reserved start
+    /// asks the store again, within what is left of its maximum wait, instead of starting
+    /// late. A `weight` of zero or less, or a limit with no interval, runs at once without
     /// asking the store; a `weight` above what the limit ever admits throws
     /// `RateLimitError.cannotAdmit(weight:burst:)`.
     ///
