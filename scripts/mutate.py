@@ -345,6 +345,68 @@ def test(scratch: Path, timeout: float, filter_: str | None) -> tuple[str, list[
     return run(command, timeout, True)
 
 
+# MARK: - Areas and the journal
+
+TESTS = ROOT / "Tests" / "TempoTests"
+# A source folder's tests are in the test folder of the same name, but for these targets.
+AREA_OF_TARGET = {"TempoRedis": "Redis", "TempoTesting": "TempoTesting"}
+SUITE_TYPE = re.compile(r"^(?:@\w+(?:\([^\n]*?\))?\s+)*(?:final\s+)?(?:struct|class|enum)\s+"
+                        r"([A-Za-z_]\w*)", re.M)
+
+
+def area_filter(mutant: Mutant) -> str | None:
+    """A --filter for the suites nearest the mutant's file: the types declared at the top level
+    of the test folder named after its source folder (Sources/Tempo/Debounce/… ->
+    Tests/TempoTests/Debounce/), or after its target (TempoRedis -> Redis). None when there is
+    no such folder: the whole suite then."""
+    parts = Path(mutant.file).parts
+    if len(parts) < 3 or parts[0] != "Sources":
+        return None
+    folder = parts[2] if parts[1] == "Tempo" and len(parts) > 3 else AREA_OF_TARGET.get(parts[1])
+    if folder is None and len(parts) > 2:
+        folder = parts[1]
+    directory = TESTS / folder if folder else None
+    if directory is None or not directory.is_dir():
+        return None
+    names = sorted({name for file in directory.rglob("*.swift")
+                    for name in SUITE_TYPE.findall(file.read_text(encoding="utf-8"))})
+    return f"\\.({'|'.join(names)})/" if names else None
+
+
+def git_commit() -> str:
+    """The commit the tree is at, with `+changes` when files under Sources/ or Tests/ differ
+    from it (a journal of such a run holds for no commit)."""
+    def git(*arguments: str) -> str:
+        return subprocess.run(["git", *arguments], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip()
+    commit = git("rev-parse", "HEAD") or "unknown"
+    return commit + ("+changes" if git("status", "--porcelain", "--", "Sources", "Tests")
+                     else "")
+
+
+def read_journal(path: Path, commit: str, mutants: list[Mutant]) -> dict[str, Outcome]:
+    """The outcomes a journal holds for `commit` (the latest per mutant)."""
+    by_name = {m.name: m for m in mutants}
+    found: dict[str, Outcome] = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if entry.get("commit") == commit and entry.get("name") in by_name:
+                found[entry["name"]] = Outcome(by_name[entry["name"]], entry["status"],
+                                               entry.get("seconds", 0.0), entry.get("detail", ""))
+    return found
+
+
+def append_journal(path: Path, commit: str, outcome: Outcome, how: str) -> None:
+    with path.open("a") as file:
+        file.write(json.dumps({"commit": commit, "name": outcome.mutant.name,
+                               "status": outcome.status, "seconds": round(outcome.seconds, 1),
+                               "detail": outcome.detail, "how": how}) + "\n")
+
+
 # MARK: - Main
 
 
@@ -371,6 +433,15 @@ def main() -> int:
                         help="print the test output of killed mutants")
     parser.add_argument("--min-score", type=float, default=95.0,
                         help="exit 1 when the score is below this percentage (default 95)")
+    parser.add_argument("--area-first", action="store_true",
+                        help="test each mutant first with the suites of its own folder "
+                        "(Tests/TempoTests/<folder>), and with the whole suite only when they "
+                        "all pass: the same kills and survivors as a whole-suite run, in a "
+                        "fraction of the time (a kill by any test is a kill)")
+    parser.add_argument("--journal", type=Path,
+                        help="append each outcome to this file (JSON lines, with the commit "
+                        "tested) and skip the mutants it already holds for this commit: a run "
+                        "of the whole list can stop and go on later; the report covers both")
     args = parser.parse_args()
 
     mutants = parse_mutants(args.mutants)
@@ -414,9 +485,21 @@ def main() -> int:
                       "the suite must pass before mutants mean anything")
                 return 2
         runnable = [m for m in mutants if not m.equivalent]
+        commit = git_commit()
+        earlier = read_journal(args.journal, commit, runnable) if args.journal else {}
+        if args.journal:
+            if commit.endswith("+changes"):
+                print(f"mutate: Sources/ or Tests/ differ from {commit[:-8]}: the journal's "
+                      "outcomes hold for no commit", file=sys.stderr)
+            print(f"journal {args.journal}: {len(earlier)} of {len(runnable)} mutants already "
+                  f"run on {commit[:12]}", flush=True)
         for index, mutant in enumerate(runnable, start=1):
             prefix = f"[{index:2}/{len(runnable)}]"
+            if mutant.name in earlier:
+                outcomes.append(earlier[mutant.name])
+                continue
             found = mutant.occurrences()
+            how = "whole suite" if not args.filter else f"--filter {args.filter}"
             if found != 1:
                 outcome = Outcome(mutant, "stale", detail=f"snippet found {found} times")
             else:
@@ -428,7 +511,15 @@ def main() -> int:
                         errors = [l for l in output if "error:" in l][:2]
                         outcome = Outcome(mutant, "broken", detail="; ".join(errors) or status)
                     else:
-                        status, output = test(scratch, args.timeout, args.filter)
+                        nearest = area_filter(mutant) if args.area_first else None
+                        if nearest and not args.filter:
+                            status, output = test(scratch, args.timeout, nearest)
+                            how = "its folder's suites"
+                            if status == "ok":
+                                status, output = test(scratch, args.timeout, None)
+                                how = "its folder's suites, then the whole suite"
+                        else:
+                            status, output = test(scratch, args.timeout, args.filter)
                         outcome = Outcome(
                             mutant,
                             {"ok": "survived", "failed": "killed", "timeout": "timeout"}[status],
@@ -438,6 +529,8 @@ def main() -> int:
                     tree.restore()
                 outcome.seconds = time.monotonic() - began
             outcomes.append(outcome)
+            if args.journal:
+                append_journal(args.journal, commit, outcome, how)
             detail = f"  {outcome.detail}" if outcome.detail else ""
             print(f"{prefix} {outcome.status:9} {outcome.seconds:6.1f} s  {mutant.name}{detail}",
                   flush=True)
