@@ -9,43 +9,55 @@ extension SharedRateLimiter {
         case fallBack(RateLimit)
     }
 
-    /// Asks the store for the call's permits; sleeps until a reserved start. A window's waiter
-    /// that wakes more than half its margin late asks again (see ``lateness(allowedBy:)``).
-    func admit(_ limit: RateLimit, weight: Int, policy: RateLimitPolicy, identifier: String)
-        async throws -> Admission
-    {
+    /// Asks the store for the call's permits and sleeps until the start it reserved. A window's
+    /// call that is ready to start more than half the margin past the instant it asked plus
+    /// its wait asks again (see ``lateness(allowedBy:)``), three asks at most. Runs in the
+    /// caller's isolation, so that the instant checked is the one the operation starts at.
+    nonisolated(nonsending) func admit(
+        _ limit: RateLimit, weight: Int, policy: RateLimitPolicy, identifier: String
+    ) async throws -> Admission {
         try Task.checkCancellation()
         guard weight > 0 else { return .admitted }
         let began = Self.now()
         let longest = policy.maxWait
+        let allowed = Self.lateness(allowedBy: limit)
         var policy = policy
-        var askedBefore = false
-        while true {
-            // What it waited before this ask: nothing, unless it woke too late and asks again.
-            let waited = askedBefore ? Self.now() - began : .zero
-            askedBefore = true
+        for attempt in 1...Self.asksAtMost {
+            // What it waited before this ask: nothing, unless it was late and asks again.
+            let waited = attempt == 1 ? .zero : Self.now() - began
+            let asked = Self.now()
             switch try await ask(
                 limit, weight: weight, policy: policy, identifier: identifier, waited: waited)
             {
-            case .admitted(let wait, let late):
-                guard let allowed = Self.lateness(allowedBy: limit), late > allowed else {
-                    registry.report(
-                        .rateLimit, key: identifier, .rateLimitAdmitted(waited: waited + wait))
-                    return .admitted
+            case .admitted(let wait):
+                // Late past the latest instant its start can be: it asked at `asked`, so Redis
+                // decided then or later, and reserved its start `wait` after that.
+                let late = Self.now() - (asked + wait)
+                if let allowed, late > allowed, attempt < Self.asksAtMost {
+                    // Its start, recorded in Redis, is behind it by more than the margin leaves
+                    // for the trips. It asks again (its first start stays counted), within
+                    // what is left of its longest wait.
+                    if let longest { policy = .wait(atMost: longest - (Self.now() - began)) }
+                    continue
                 }
-                // Woken too late: its start, recorded at the reserved instant, is behind it by
-                // more than the margin leaves for the trip. It asks again (its first start
-                // stays counted) within what is left of its longest wait.
-                if let longest { policy = .wait(atMost: longest - (Self.now() - began)) }
-            case .atOnce:
+                if wait > .zero || attempt > 1 {
+                    registry.report(
+                        .rateLimit, key: identifier,
+                        .rateLimitAdmitted(waited: Self.now() - began))
+                }
                 return .admitted
             case .fallBack(let local):
                 return .fallBack(local)
             }
         }
+        return .admitted  // not reached: the last ask returns or throws
     }
 
-    /// How late past its reserved start a window's waiter may wake and still start: half the
+    /// How many times a call asks the store at most: a call still late after its third ask
+    /// starts, late, rather than ask for ever on a machine that is always late.
+    static let asksAtMost = 3
+
+    /// How late a window's call may be ready to start past its reserved start: half the
     /// window's margin, the other half left for the requests' trips. `nil` (start however
     /// late) for a token bucket and for a window without a margin.
     static func lateness(allowedBy limit: RateLimit) -> Duration? {
@@ -56,15 +68,13 @@ extension SharedRateLimiter {
     }
 
     enum Answer {
-        /// Admitted at once.
-        case atOnce
-        /// Admitted after a reserved wait, woken `late` past it.
-        case admitted(wait: Duration, late: Duration)
+        /// Admitted, `wait` after the store decided (zero: at once).
+        case admitted(wait: Duration)
         case fallBack(RateLimit)
     }
 
     /// One admission: asks the store and sleeps until the start it reserved.
-    private func ask(
+    private nonisolated(nonsending) func ask(
         _ limit: RateLimit, weight: Int, policy: RateLimitPolicy, identifier: String,
         waited: Duration
     ) async throws -> Answer {
@@ -74,7 +84,7 @@ extension SharedRateLimiter {
         let maxWait = policy.maxWait.map { String(Self.microseconds($0, roundingUp: false)) } ?? ""
         switch limit.measure {
         case .unlimited:
-            return .atOnce
+            return .admitted(wait: .zero)
         case .window(let permits, let span):
             guard weight <= permits else {
                 throw RateLimitError.cannotAdmit(weight: weight, burst: permits)
@@ -120,14 +130,8 @@ extension SharedRateLimiter {
                 .rateLimit, key: identifier, .rateLimitRefused(retryAfter: wait, waited: waited))
             throw RateLimitError.limited(retryAfter: wait)
         }
-        guard wait > .zero else {
-            if waited > .zero {  // asked again, and admitted at once
-                registry.report(.rateLimit, key: identifier, .rateLimitAdmitted(waited: waited))
-            }
-            return .atOnce
-        }
+        guard wait > .zero else { return .admitted(wait: .zero) }
         registry.report(.rateLimit, key: identifier, .rateLimitQueued(estimatedWait: wait))
-        let due = Self.now() + wait
         do {
             try await sleep(wait)
         } catch {
@@ -150,7 +154,7 @@ extension SharedRateLimiter {
             }.value
             throw error
         }
-        return .admitted(wait: wait, late: Self.now() - due)
+        return .admitted(wait: wait)
     }
 
     /// An error of the operation that carries a retry-after holds the key for every instance

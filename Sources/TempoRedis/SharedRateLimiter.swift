@@ -96,9 +96,10 @@ public struct SharedRateLimiter: Sendable {
     /// throws unless the permits are free now. Cancelling the task while it sleeps throws
     /// `CancellationError` and gives its reservation back when nobody reserved after it (the
     /// calls after it were told their starts counting it; see the article on shared limits).
-    /// A window's waiter that wakes more than half the limit's margin past its reserved start
-    /// asks the store again, within what is left of its maximum wait, instead of starting
-    /// late. A `weight` of zero or less, or a limit with no interval, runs at once without
+    /// A window's call ready to start (in the caller's isolation) more than half the limit's
+    /// margin past the instant it asked plus its wait asks the store again, within what is left
+    /// of its maximum wait, instead of starting late; after its third ask it starts however
+    /// late it is. A `weight` of zero or less, or a limit with no interval, runs at once without
     /// asking the store; a `weight` above what the limit ever admits throws
     /// `RateLimitError.cannotAdmit(weight:burst:)`.
     ///
