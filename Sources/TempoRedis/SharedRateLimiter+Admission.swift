@@ -6,7 +6,8 @@ import Tempo
 extension SharedRateLimiter {
     enum Admission {
         case admitted
-        case fallBack(RateLimit)
+        /// Decided by the in-process limit, with what is left of the call's longest wait.
+        case fallBack(RateLimit, RateLimitPolicy)
     }
 
     /// Asks the store for the call's permits and sleeps until the start it reserved. A window's
@@ -25,18 +26,30 @@ extension SharedRateLimiter {
         for attempt in 1...Self.asksAtMost {
             // What it waited before this ask: nothing, unless it was late and asks again.
             let waited = attempt == 1 ? .zero : Self.now() - began
+            // Cancelled while it was late: it does not ask again.
+            try Task.checkCancellation()
             let asked = Self.now()
             switch try await ask(
                 limit, weight: weight, policy: policy, identifier: identifier, waited: waited)
             {
-            case .admitted(let wait):
+            case .admitted(let wait, let undo):
                 // Late past the latest instant its start can be: it asked at `asked`, so Redis
                 // decided then or later, and reserved its start `wait` after that.
                 let late = Self.now() - (asked + wait)
                 if let allowed, late > allowed, attempt < Self.asksAtMost {
                     // Its start, recorded in Redis, is behind it by more than the margin leaves
-                    // for the trips. It asks again (its first start stays counted), within
-                    // what is left of its longest wait.
+                    // for the trips. It gives the start back when nobody reserved after it (no
+                    // request was sent at it), or leaves it counted, and asks again within what
+                    // is left of its longest wait.
+                    if let undo {
+                        // From a task of its own, as this one may be cancelled.
+                        let limiter = self
+                        await Task {
+                            _ = try? await limiter.run(
+                                undo.script, keys: undo.keys, arguments: undo.arguments,
+                                identifier: identifier)
+                        }.value
+                    }
                     if let longest { policy = .wait(atMost: longest - (Self.now() - began)) }
                     continue
                 }
@@ -47,7 +60,11 @@ extension SharedRateLimiter {
                 }
                 return .admitted
             case .fallBack(let local):
-                return .fallBack(local)
+                // After an ask that was late, with what is left of its longest wait.
+                if attempt > 1, let longest {
+                    policy = .wait(atMost: longest - (Self.now() - began))
+                }
+                return .fallBack(local, policy)
             }
         }
         return .admitted  // not reached: the last ask returns or throws
@@ -68,9 +85,17 @@ extension SharedRateLimiter {
     }
 
     enum Answer {
-        /// Admitted, `wait` after the store decided (zero: at once).
-        case admitted(wait: Duration)
+        /// Admitted, `wait` after the store decided (zero: at once); `undo` gives its start
+        /// back when nobody reserved after it.
+        case admitted(wait: Duration, undo: Undo?)
         case fallBack(RateLimit)
+    }
+
+    /// The script that gives a reservation back, with its keys and arguments.
+    struct Undo {
+        let script: RedisScript
+        let keys: [String]
+        let arguments: [String]
     }
 
     /// One admission: asks the store and sleeps until the start it reserved.
@@ -84,7 +109,7 @@ extension SharedRateLimiter {
         let maxWait = policy.maxWait.map { String(Self.microseconds($0, roundingUp: false)) } ?? ""
         switch limit.measure {
         case .unlimited:
-            return .admitted(wait: .zero)
+            return .admitted(wait: .zero, undo: nil)
         case .window(let permits, let span):
             guard weight <= permits else {
                 throw RateLimitError.cannotAdmit(weight: weight, burst: permits)
@@ -130,31 +155,36 @@ extension SharedRateLimiter {
                 .rateLimit, key: identifier, .rateLimitRefused(retryAfter: wait, waited: waited))
             throw RateLimitError.limited(retryAfter: wait)
         }
-        guard wait > .zero else { return .admitted(wait: .zero) }
+        let undo: Undo? =
+            if script == .windowAdmit {
+                Undo(
+                    script: .windowCancel, keys: keys,
+                    arguments: ["", String(reply[3]), String(min(weight, Self.maxPermits))])
+            } else if reply.count >= 6 {
+                Undo(
+                    script: .bucketCancel, keys: keys,
+                    arguments: ["", String(reply[3]), String(reply[4]), String(reply[5])])
+            } else {
+                nil
+            }
+        guard wait > .zero else { return .admitted(wait: .zero, undo: undo) }
         registry.report(.rateLimit, key: identifier, .rateLimitQueued(estimatedWait: wait))
         do {
             try await sleep(wait)
         } catch {
-            // Cancelled while it waited: its start is given back when it still can be.
-            let undo: (RedisScript, [String])
-            if script == .windowAdmit {
-                undo = (
-                    .windowCancel, ["", String(reply[3]), String(min(weight, Self.maxPermits))]
-                )
-            } else {
-                guard reply.count >= 6 else { throw error }
-                undo = (.bucketCancel, ["", String(reply[3]), String(reply[4]), String(reply[5])])
-            }
-            // From a task of its own: this one is cancelled, and a client may refuse to send
-            // from a cancelled task.
+            // Cancelled while it waited: its start is given back when it still can be, from a
+            // task of its own: this one is cancelled, and a client may refuse to send from a
+            // cancelled task.
+            guard let undo else { throw error }
             let limiter = self
             await Task {
                 _ = try? await limiter.run(
-                    undo.0, keys: keys, arguments: undo.1, identifier: identifier)
+                    undo.script, keys: undo.keys, arguments: undo.arguments,
+                    identifier: identifier)
             }.value
             throw error
         }
-        return .admitted(wait: wait)
+        return .admitted(wait: wait, undo: undo)
     }
 
     /// An error of the operation that carries a retry-after holds the key for every instance

@@ -97,9 +97,9 @@ public struct SharedRateLimiter: Sendable {
     /// `CancellationError` and gives its reservation back when nobody reserved after it (the
     /// calls after it were told their starts counting it; see the article on shared limits).
     /// A window's call ready to start (in the caller's isolation) more than half the limit's
-    /// margin past the instant it asked plus its wait asks the store again, within what is left
-    /// of its maximum wait, instead of starting late; after its third ask it starts however
-    /// late it is. A `weight` of zero or less, or a limit with no interval, runs at once without
+    /// margin past the instant it asked plus its wait gives its start back when nobody reserved
+    /// after it and asks the store again, within what is left of its maximum wait, instead of
+    /// starting late; after its third ask it starts however late it is. A `weight` of zero or less, or a limit with no interval, runs at once without
     /// asking the store; a `weight` above what the limit ever admits throws
     /// `RateLimitError.cannotAdmit(weight:burst:)`.
     ///
@@ -138,7 +138,7 @@ public struct SharedRateLimiter: Sendable {
                 if limit.holdsOnRetryAfter { await holdIfAsked(by: error, limit, identifier) }
                 throw error
             }
-        case .fallBack(let local):
+        case .fallBack(let local, let policy):
             // In the limiter's registry, whatever registry is current for the caller.
             return try await registry.withCurrent {
                 try await Tempo.rateLimit(
