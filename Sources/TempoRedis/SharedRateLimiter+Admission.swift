@@ -60,10 +60,7 @@ extension SharedRateLimiter {
                 }
                 return .admitted
             case .fallBack(let local):
-                // After an ask that was late, with what is left of its longest wait.
-                if attempt > 1, let longest {
-                    policy = .wait(atMost: longest - (Self.now() - began))
-                }
+                // After an ask that was late, `policy` holds what is left of its longest wait.
                 return .fallBack(local, policy)
             }
         }
