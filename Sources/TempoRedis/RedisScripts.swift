@@ -107,17 +107,19 @@ extension RedisScript {
             return {1, at - now, now, total}
             """)
 
-    /// Gives a window limit's reserved start back (a waiter cancelled before it started),
-    /// when nobody reserved after it: the calls after it were told their starts counting it.
-    /// KEYS: as ``windowAdmit``. ARGV: now (unused), the call's total, its weight. Reply:
-    /// `{1}` given back; `{0}` not (a later call reserved after it, or the key expired or was
-    /// reset).
+    /// Gives a window limit's reserved start back (a waiter cancelled before it started, or a
+    /// call that was late to start), when nobody reserved after it: the calls after it were
+    /// told their starts counting it. KEYS: as ``windowAdmit``. ARGV: now (unused), the call's
+    /// total, its weight, its reserved start. The newest call must match all three: a key that
+    /// emptied (expired, reset) counts its totals from zero again, so a later call can bear
+    /// the same name at another instant. Reply: `{1}` given back; `{0}` not (a later call
+    /// reserved after it, or the key expired or was reset).
     static let windowCancel = RedisScript(
         name: "tempo-window-cancel",
         source: """
             local name = string.format('%020d:%d', tonumber(ARGV[2]), tonumber(ARGV[3]))
-            local newest = redis.call('ZRANGE', KEYS[1], -1, -1)[1]
-            if newest ~= name then return {0} end
+            local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+            if newest[1] ~= name or tonumber(newest[2]) ~= tonumber(ARGV[4]) then return {0} end
             redis.call('ZREM', KEYS[1], name)
             return {1}
             """)

@@ -24,17 +24,18 @@ extension SharedRateLimiter {
         let allowed = Self.lateness(allowedBy: limit)
         var policy = policy
         for attempt in 1...Self.asksAtMost {
-            // What it waited before this ask: nothing, unless it was late and asks again.
-            let waited = attempt == 1 ? .zero : Self.now() - began
             // Cancelled while it was late: it does not ask again.
             try Task.checkCancellation()
             let asked = Self.now()
+            // A refusal's `waited` counts from the first ask, when it asks again.
             switch try await ask(
-                limit, weight: weight, policy: policy, identifier: identifier, waited: waited)
+                limit, weight: weight, policy: policy, identifier: identifier,
+                waitingSince: attempt == 1 ? nil : began)
             {
             case .admitted(let wait, let undo):
-                // Late past the latest instant its start can be: it asked at `asked`, so Redis
-                // decided then or later, and reserved its start `wait` after that.
+                // Late past the earliest instant Redis can have recorded its start: it asked at
+                // `asked`, so Redis decided then or later, and reserved its start `wait` after
+                // that. The whole round trip to Redis counts.
                 let late = Self.now() - (asked + wait)
                 if let allowed, late > allowed, attempt < Self.asksAtMost {
                     // Its start, recorded in Redis, is behind it by more than the margin leaves
@@ -60,7 +61,11 @@ extension SharedRateLimiter {
                 }
                 return .admitted
             case .fallBack(let local):
-                // After an ask that was late, `policy` holds what is left of its longest wait.
+                // After an ask that was late, with what is left of its longest wait (the failed
+                // ask's time, up to the time limit, taken off too).
+                if attempt > 1, let longest {
+                    policy = .wait(atMost: longest - (Self.now() - began))
+                }
                 return .fallBack(local, policy)
             }
         }
@@ -98,7 +103,7 @@ extension SharedRateLimiter {
     /// One admission: asks the store and sleeps until the start it reserved.
     private nonisolated(nonsending) func ask(
         _ limit: RateLimit, weight: Int, policy: RateLimitPolicy, identifier: String,
-        waited: Duration
+        waitingSince: ContinuousClock.Instant?
     ) async throws -> Answer {
         let script: RedisScript
         let keys: [String]
@@ -148,6 +153,7 @@ extension SharedRateLimiter {
         guard reply[1] >= 0 else { throw fail(.unexpectedReply(reply), identifier) }
         let wait = Duration.microseconds(reply[1])
         guard reply[0] == 1 else {
+            let waited = waitingSince.map { Self.now() - $0 } ?? .zero
             registry.report(
                 .rateLimit, key: identifier, .rateLimitRefused(retryAfter: wait, waited: waited))
             throw RateLimitError.limited(retryAfter: wait)
@@ -156,7 +162,10 @@ extension SharedRateLimiter {
             if script == .windowAdmit {
                 Undo(
                     script: .windowCancel, keys: keys,
-                    arguments: ["", String(reply[3]), String(min(weight, Self.maxPermits))])
+                    arguments: [
+                        "", String(reply[3]), String(min(weight, Self.maxPermits)),
+                        String(reply[2] + reply[1]),
+                    ])
             } else if reply.count >= 6 {
                 Undo(
                     script: .bucketCancel, keys: keys,

@@ -295,15 +295,18 @@ struct SharedLimitLateWakeTests {
         }
     }
 
-    /// A store whose first admission answers `delay` late and whose later calls fail.
+    /// A store whose first admission answers `delay` late and whose later calls fail, each
+    /// after `failingAfter`.
     final class LateThenFailing: RedisScripting {
         let client: RESPClient
         let delay: Duration
+        let failingAfter: Duration
         let calls = Mutex(0)
 
-        init(client: RESPClient, delay: Duration) {
+        init(client: RESPClient, delay: Duration, failingAfter: Duration) {
             self.client = client
             self.delay = delay
+            self.failingAfter = failingAfter
         }
 
         func evaluate(_ script: RedisScript, keys: [String], arguments: [String]) async throws
@@ -313,7 +316,10 @@ struct SharedLimitLateWakeTests {
                 count += 1
                 return count
             }
-            guard call == 1 else { throw RESPClientError.closed }
+            guard call == 1 else {
+                try await Task.sleep(for: failingAfter)
+                throw RESPClientError.closed
+            }
             let reply = try await client.evaluate(script, keys: keys, arguments: arguments)
             try await Task.sleep(for: delay)
             return reply
@@ -328,7 +334,8 @@ struct SharedLimitLateWakeTests {
                 RateLimit.window(1, per: .seconds(1)), identifier: "warm")
             let registry = TempoRegistry(clock: ContinuousClock())
             let shared = SharedRateLimiter(
-                store: LateThenFailing(client: client, delay: .milliseconds(500)),
+                store: LateThenFailing(
+                    client: client, delay: .milliseconds(500), failingAfter: .milliseconds(600)),
                 timeLimit: .seconds(30), retryStoreAfter: .zero,
                 whenStoreFails: .fallBack(dividingBy: 1), registry: registry)
             let limit = RateLimit.window(1, per: .seconds(2), margin: .milliseconds(400))
@@ -337,14 +344,37 @@ struct SharedLimitLateWakeTests {
             try await registry.withCurrent {
                 try await rateLimit(local, identifier: shared.fallbackIdentifier("fb")) {}
             }
-            // Late by 500 ms on its first ask, then the store fails: the fallback would admit it
-            // about 1.9 s later, past the 1.7 s left of its 2.2 s.
+            // Late by 500 ms on its first ask; giving its start back fails after 600 ms, and so
+            // does its second ask: at 1.7 s it falls back with 0.5 s left of its 2.2 s, and the
+            // fallback's window has room only at 2.4 s. (With its whole wait, or without the
+            // failed ask's time taken off, the fallback would admit it.)
             await #expect(throws: RateLimitError.self) {
                 try await shared.takePermit(
                     limit, whenLimited: .wait(atMost: .milliseconds(2_200)), identifier: "fb")
             }
             await server.stop()
         }
+    }
+
+    @Test func aGiveBackNeverRemovesAnotherCallsStartOfTheSameName() async throws {
+        let server = try await SharedRateLimiterTests.started()
+        let client = server.client()
+        let keys = ["{tempo:same}:w", "{tempo:same}:h"]
+        func admit(at instant: Int64) async throws -> [Int64] {
+            try await client.evaluate(
+                .windowAdmit, keys: keys, arguments: [String(instant), "1000000", "5", "1", ""])
+        }
+        let first = try await admit(at: 10_000_000)
+        // The key empties (here by a reset; an expiry does the same), and its totals count from
+        // zero again: the next call bears the first one's name, at another instant.
+        _ = try await client.command("DEL", keys[0])
+        let second = try await admit(at: 20_000_000)
+        #expect(first[3] == second[3])
+        let undo = ["", String(first[3]), "1", String(first[2] + first[1])]
+        let reply = try await client.evaluate(.windowCancel, keys: keys, arguments: undo)
+        #expect(reply == [0])
+        #expect(try await Self.starts(client, "same") == [20_000_000])
+        await server.stop()
     }
 
     @Test func aWaiterWokenWithinHalfItsMarginStartsWithoutAskingAgain() async throws {

@@ -135,7 +135,7 @@ struct SharedLimitModelTests {
                     decisions.append(.admitted(at: at))
                     latest =
                         window != nil
-                        ? (["", String(reply[3]), String(weight)], at)
+                        ? (["", String(reply[3]), String(weight), String(reply[2] + reply[1])], at)
                         : (["", String(reply[3]), String(reply[4]), String(reply[5])], at)
                 } else {
                     decisions.append(.refused(retryAfter: reply[1]))
