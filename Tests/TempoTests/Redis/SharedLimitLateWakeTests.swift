@@ -5,7 +5,6 @@
 // exact.
 
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Tempo
@@ -13,16 +12,22 @@ import Testing
 
 @Suite(.enabled(if: RedisServer.isEnabled, RedisServer.notFoundComment), .serialized)
 struct SharedLimitLateWakeTests {
-    /// A sleep that lasts `extra` longer than asked the first time it is called.
-    static func oversleepingOnce(by extra: Duration) -> @Sendable (Duration) async throws -> Void {
-        let first = Mutex(true)
-        return { wait in
-            let late = first.withLock { isFirst in
+    /// True the first time it is asked, false after.
+    final class FirstTime: Sendable {
+        private let isFirst = Lock(true)
+
+        func take() -> Bool {
+            isFirst.withLock { isFirst in
                 defer { isFirst = false }
                 return isFirst
             }
-            try await Task.sleep(for: late ? wait + extra : wait)
         }
+    }
+
+    /// A sleep that lasts `extra` longer than asked the first time it is called.
+    static func oversleepingOnce(by extra: Duration) -> @Sendable (Duration) async throws -> Void {
+        let first = FirstTime()
+        return { wait in try await Task.sleep(for: first.take() ? wait + extra : wait) }
     }
 
     /// The starts recorded in Redis for `identifier`'s window, in microseconds, oldest first.
@@ -38,7 +43,7 @@ struct SharedLimitLateWakeTests {
     /// A store that records the scripts run through it, by name.
     final class Recording: RedisScripting {
         let base: any RedisScripting
-        let names = Mutex<[String]>([])
+        let names = Lock<[String]>([])
 
         init(_ base: any RedisScripting) { self.base = base }
 
@@ -154,7 +159,7 @@ struct SharedLimitLateWakeTests {
     final class LateFirstReply: RedisScripting {
         let client: RESPClient
         let delay: Duration
-        let first = Mutex(true)
+        let first = FirstTime()
 
         init(client: RESPClient, delay: Duration) {
             self.client = client
@@ -165,11 +170,7 @@ struct SharedLimitLateWakeTests {
             -> [Int64]
         {
             let reply = try await client.evaluate(script, keys: keys, arguments: arguments)
-            let late = first.withLock { isFirst in
-                defer { isFirst = false }
-                return isFirst
-            }
-            if late { try await Task.sleep(for: delay) }
+            if first.take() { try await Task.sleep(for: delay) }
             return reply
         }
     }
@@ -301,7 +302,7 @@ struct SharedLimitLateWakeTests {
         let client: RESPClient
         let delay: Duration
         let failingAfter: Duration
-        let calls = Mutex(0)
+        let calls = Lock(0)
 
         init(client: RESPClient, delay: Duration, failingAfter: Duration) {
             self.client = client
