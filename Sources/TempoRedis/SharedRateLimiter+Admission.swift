@@ -42,15 +42,7 @@ extension SharedRateLimiter {
                     // for the trips. It gives the start back when nobody reserved after it (no
                     // request was sent at it), or leaves it counted, and asks again within what
                     // is left of its longest wait.
-                    if let undo {
-                        // From a task of its own, as this one may be cancelled.
-                        let limiter = self
-                        await Task {
-                            _ = try? await limiter.run(
-                                undo.script, keys: undo.keys, arguments: undo.arguments,
-                                identifier: identifier)
-                        }.value
-                    }
+                    if let undo { await giveBack(undo, identifier: identifier) }
                     if let longest { policy = .wait(atMost: longest - (Self.now() - began)) }
                     continue
                 }
@@ -98,6 +90,18 @@ extension SharedRateLimiter {
         let script: RedisScript
         let keys: [String]
         let arguments: [String]
+    }
+
+    /// Gives a reservation back, when the store still can (see `Undo`). It runs from a task
+    /// of its own: the caller's task may be cancelled, and a client may refuse to send from a
+    /// cancelled task. A failure is reported like any other, not thrown: the reservation then
+    /// stays counted, which errs on the side of the service.
+    nonisolated(nonsending) func giveBack(_ undo: Undo, identifier: String) async {
+        let limiter = self
+        await Task {
+            _ = try? await limiter.run(
+                undo.script, keys: undo.keys, arguments: undo.arguments, identifier: identifier)
+        }.value
     }
 
     /// One admission: asks the store and sleeps until the start it reserved.
@@ -178,16 +182,8 @@ extension SharedRateLimiter {
         do {
             try await sleep(wait)
         } catch {
-            // Cancelled while it waited: its start is given back when it still can be, from a
-            // task of its own: this one is cancelled, and a client may refuse to send from a
-            // cancelled task.
-            guard let undo else { throw error }
-            let limiter = self
-            await Task {
-                _ = try? await limiter.run(
-                    undo.script, keys: undo.keys, arguments: undo.arguments,
-                    identifier: identifier)
-            }.value
+            // Cancelled while it waited: its start is given back when it still can be.
+            if let undo { await giveBack(undo, identifier: identifier) }
             throw error
         }
         return .admitted(wait: wait, undo: undo)
