@@ -30,6 +30,24 @@ import Testing
         var late: Int { state.withLock { $0.late } }
     }
 
+    /// Holds a synchronous operation on its thread until the test lets it go: the operation
+    /// says it has started, then waits for ``release()``, polling every millisecond, for 60 s
+    /// at most (so a test that fails early never leaves it blocked).
+    final class Hold: Sendable {
+        private let state = Lock<(started: Bool, released: Bool)>((false, false))
+
+        func startAndWait() {
+            state.withLock { $0.started = true }
+            for _ in 0..<60_000 {
+                if state.withLock({ $0.released }) { return }
+                usleep(1_000)
+            }
+        }
+
+        func release() { state.withLock { $0.released = true } }
+        var started: Bool { state.withLock { $0.started } }
+    }
+
     @Test func everyKeysLatestWriteLandsOnceAndNothingRunsAfterTheDrain() async throws {
         let registry = TempoRegistry(clock: ContinuousClock())
         let store = Store()
@@ -118,21 +136,40 @@ import Testing
     }
 
     /// A `.taskContext` operation a timer starts on the real clock runs in a task of its own
-    /// (not on the timer's runner): the drain waits for that task too. The operation blocks
-    /// its thread for 200 ms, so a drain that did not wait would return before it wrote.
+    /// (not on the timer's runner), and that task counts as running from its launch until the
+    /// operation returns: a drain that looks while the operation runs reports it, and a drain
+    /// returns only after it has finished. The operation is held until the test lets it go, so
+    /// the outcome does not depend on how soon a busy pool gives the drain a thread (a drain
+    /// that did not count the run used to survive a whole-suite run by looking only after a
+    /// 200 ms or 1 s operation had written). The margins are generous: the test waits up to
+    /// 60 s for the timer, which a loaded run has been seen to fire seconds late.
     @Test func aDrainWaitsForATaskContextRunItsTimerStarted() async {
         let registry = TempoRegistry(clock: ContinuousClock())
         let store = Store()
+        let hold = Hold()
         registry.withCurrent {
             delay(.milliseconds(50), by: .taskContext) {
-                usleep(200_000)
+                hold.startAndWait()
                 store.write("delay", 1)
             }
         }
+        // The timer has fired and launched the operation, which is now blocked in its task.
+        #expect(await eventually(within: .seconds(60)) { hold.started })
+        // A drain with no time to wait reports what it found at its one look: the delay is no
+        // longer pending, and its operation is still running.
+        let look = await registry.drain(within: .zero)
+        let writtenAtTheLook = store.writes["delay"]
+        hold.release()
+        #expect(!look.isComplete, "\(look)")
+        #expect(look.runningOperations == 1, "\(look)")
+        #expect(look.pending.isEmpty, "\(look)")
+        #expect(writtenAtTheLook == nil)
+
         let report = await registry.drain(within: .seconds(60))
         store.markDrained()
         #expect(report.isComplete, "\(report)")
         #expect(store.writes["delay"] == [1])
         #expect(store.late == 0)
+        #expect(registry.snapshot().runningOperations == 0)
     }
 }
