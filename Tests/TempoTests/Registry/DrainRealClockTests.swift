@@ -30,24 +30,6 @@ import Testing
         var late: Int { state.withLock { $0.late } }
     }
 
-    /// Holds a synchronous operation on its thread until the test lets it go: the operation
-    /// says it has started, then waits for ``release()``, polling every millisecond, for 60 s
-    /// at most (so a test that fails early never leaves it blocked).
-    final class Hold: Sendable {
-        private let state = Lock<(started: Bool, released: Bool)>((false, false))
-
-        func startAndWait() {
-            state.withLock { $0.started = true }
-            for _ in 0..<60_000 {
-                if state.withLock({ $0.released }) { return }
-                usleep(1_000)
-            }
-        }
-
-        func release() { state.withLock { $0.released = true } }
-        var started: Bool { state.withLock { $0.started } }
-    }
-
     @Test func everyKeysLatestWriteLandsOnceAndNothingRunsAfterTheDrain() async throws {
         let registry = TempoRegistry(clock: ContinuousClock())
         let store = Store()
@@ -146,20 +128,25 @@ import Testing
     @Test func aDrainWaitsForATaskContextRunItsTimerStarted() async {
         let registry = TempoRegistry(clock: ContinuousClock())
         let store = Store()
-        let hold = Hold()
+        // The operation says it has started, then blocks its thread until the gate opens. The
+        // gate is opened before the last drain whatever the checks found, so nothing stays
+        // blocked.
+        let started = Log<Bool>()
+        let gate = BlockingGate()
         registry.withCurrent {
             delay(.milliseconds(50), by: .taskContext) {
-                hold.startAndWait()
+                started.append(true)
+                gate.wait()
                 store.write("delay", 1)
             }
         }
         // The timer has fired and launched the operation, which is now blocked in its task.
-        #expect(await eventually(within: .seconds(60)) { hold.started })
+        #expect(await eventually(within: .seconds(60)) { started.count == 1 })
         // A drain with no time to wait reports what it found at its one look: the delay is no
         // longer pending, and its operation is still running.
         let look = await registry.drain(within: .zero)
         let writtenAtTheLook = store.writes["delay"]
-        hold.release()
+        gate.open()
         #expect(!look.isComplete, "\(look)")
         #expect(look.runningOperations == 1, "\(look)")
         #expect(look.pending.isEmpty, "\(look)")
