@@ -140,23 +140,33 @@ import Testing
                 store.write("delay", 1)
             }
         }
-        // The timer has fired and launched the operation, which is now blocked in its task.
-        #expect(await eventually(within: .seconds(60)) { started.count == 1 })
-        // A drain with no time to wait reports what it found at its one look: the delay is no
-        // longer pending, and its operation is still running.
-        let look = await registry.drain(within: .zero)
-        let writtenAtTheLook = store.writes["delay"]
-        gate.open()
-        #expect(!look.isComplete, "\(look)")
-        #expect(look.runningOperations == 1, "\(look)")
-        #expect(look.pending.isEmpty, "\(look)")
-        #expect(writtenAtTheLook == nil)
+        // The test goes on from a thread of its own: the operation holds a thread of the task
+        // pool until the test opens the gate, and in a parallel run on two cores another test
+        // may hold the other one until a timer of its own fires, which needs a thread of the
+        // pool too. Were this test's polls and drains to wait for the pool, neither could go
+        // on (a CI run stalled 60 s that way). From its own thread the test opens the gate
+        // whatever the pool is doing.
+        let executor = ThreadExecutor()
+        defer { executor.stop() }
+        await withTaskExecutorPreference(executor) {
+            // The timer has fired and launched the operation, which is now blocked in its task.
+            #expect(await eventually(within: .seconds(60)) { started.count == 1 })
+            // A drain with no time to wait reports what it found at its one look: the delay is
+            // no longer pending, and its operation is still running.
+            let look = await registry.drain(within: .zero)
+            let writtenAtTheLook = store.writes["delay"]
+            gate.open()
+            #expect(!look.isComplete, "\(look)")
+            #expect(look.runningOperations == 1, "\(look)")
+            #expect(look.pending.isEmpty, "\(look)")
+            #expect(writtenAtTheLook == nil)
 
-        let report = await registry.drain(within: .seconds(60))
-        store.markDrained()
-        #expect(report.isComplete, "\(report)")
-        #expect(store.writes["delay"] == [1])
-        #expect(store.late == 0)
-        #expect(registry.snapshot().runningOperations == 0)
+            let report = await registry.drain(within: .seconds(60))
+            store.markDrained()
+            #expect(report.isComplete, "\(report)")
+            #expect(store.writes["delay"] == [1])
+            #expect(store.late == 0)
+            #expect(registry.snapshot().runningOperations == 0)
+        }
     }
 }
