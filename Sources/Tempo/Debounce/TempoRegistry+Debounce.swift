@@ -32,6 +32,21 @@ extension DebounceState.CallResult: TransitionResult {
     var timerWake: Duration? { wake }
 }
 
+/// A debounce call, as the registry's door applies it.
+struct DebounceCall: EntryCall {
+    let now: Duration
+    let duration: Duration
+    let option: DebounceOptions
+    let maxWait: Duration?
+    let payload: Operation
+
+    @inline(__always)
+    func apply(to entry: inout DebounceState<Operation>) -> DebounceState<Operation>.CallResult {
+        entry.call(
+            at: now, duration: duration, option: option, maxWait: maxWait, payload: payload)
+    }
+}
+
 extension TempoRegistry {
     /// Applies a debounce call. Returns the task that runs it when it runs at once and is an
     /// ``AsyncOperation``, else `nil`.
@@ -45,14 +60,12 @@ extension TempoRegistry {
             return operation.launch(clock, reporting: stamp(.debounce, key, at: now))
         }
         let result = enter(
-            DebounceState<Operation>.self, key, ticket: operation.ticket, new: { DebounceState() }
-        ) {
-            $0.call(
-                at: now, duration: duration, option: option, maxWait: maxWait, payload: operation)
-        }
+            DebounceCall(
+                now: now, duration: duration, option: option, maxWait: maxWait, payload: operation),
+            key, ticket: operation.ticket, new: { DebounceState() })
         // The usual call replaces a pending one, with nobody observing and no drain: its
-        // dropped call is let go here; anything else is carried out of line (a smaller front
-        // door, which the compiler then inlines the transition into).
+        // dropped call is let go here, with no stamp to make; anything else is carried out of
+        // line, which keeps every call's path small.
         if result.catchUp == nil, result.runNow == nil, !events.isObserved, !isDraining {
             result.dropped?.discard(reporting: nil)
             return nil

@@ -28,6 +28,16 @@ extension TransitionResult {
     var parking: SettleToken? { nil }
 }
 
+/// A call's transition as a value rather than a closure, for the calls that are made most
+/// (debounce, throttle). The door always inlines a value's ``apply(to:)``; a closure whose
+/// body is a whole state machine's call is left as a call by the optimizer, which costs those
+/// calls about a tenth of their time.
+protocol EntryCall {
+    associatedtype Entry: CallEntry
+    associatedtype Result: TransitionResult
+    func apply(to entry: inout Entry) -> Result
+}
+
 extension TempoRegistry {
     // MARK: The first door: a call on one entry
 
@@ -46,25 +56,27 @@ extension TempoRegistry {
         }
     }
 
-    /// ``enter(_:_:new:_:)`` for a call that carries a `ticket` (a `Task`-returning call):
-    /// under the same lock, the ticket is told how to take the call back, so a cancel that
-    /// comes at any moment after finds the call in its entry.
+    /// ``enter(_:_:new:_:)`` for a call that carries a `ticket` (a `Task`-returning call), with
+    /// the transition as a value (see ``EntryCall``): under the same lock, the ticket is told
+    /// how to take the call back, so a cancel that comes at any moment after finds the call in
+    /// its entry.
     @inline(__always)
-    func enter<Entry: CallEntry, Result: TransitionResult>(
-        _: Entry.Type, _ key: Entry.Key, ticket: Ticket?, new: () -> Entry,
-        _ transition: (inout Entry) -> Result
-    ) -> Result {
+    func enter<Call: EntryCall>(
+        _ call: Call, _ key: Call.Entry.Key, ticket: Ticket?, new: () -> Call.Entry
+    ) -> Call.Result {
         shard(key).tables.withLock { tables in
-            Entry.access(&tables) { table, ids in
+            Call.Entry.access(&tables) { table, ids in
                 if let ticket {
-                    ticket.setWithdrawal { [self] in withdraw(Entry.self, $0, key: key) }
+                    ticket.setWithdrawal { [self] in withdraw(Call.Entry.self, $0, key: key) }
                 }
-                return enterLocked(&table, &ids, key, new: new, transition)
+                // One hash, as in `enterLocked`.
+                return apply(
+                    call, to: &table[key, default: Slot(state: new())], key: key, ids: &ids)
             }
         }
     }
 
-    /// ``enter(_:_:ticket:new:_:)`` for an entry filed under a new id of `shard`, for entries
+    /// ``enter(_:_:ticket:new:)`` for an entry filed under a new id of `shard`, for entries
     /// that have no key of their own (many may wait at one call site). Returns the id too.
     @inline(__always) @discardableResult
     func enterNew<Entry: CallEntry, Result: TransitionResult>(
@@ -109,7 +121,22 @@ extension TempoRegistry {
         _ transition: (inout Entry) -> Result, to slot: inout Slot<Entry>, key: Entry.Key,
         ids: inout IDSource
     ) -> Result {
-        let result = transition(&slot.state)
+        settle(transition(&slot.state), &slot, key: key, ids: &ids)
+    }
+
+    @inline(__always)
+    private func apply<Call: EntryCall>(
+        _ call: Call, to slot: inout Slot<Call.Entry>, key: Call.Entry.Key, ids: inout IDSource
+    ) -> Call.Result {
+        settle(call.apply(to: &slot.state), &slot, key: key, ids: &ids)
+    }
+
+    /// Keeps an entry's timer in step with a transition's result, and parks the call's work
+    /// token: the part of a call that follows its transition, under the lock.
+    @inline(__always)
+    private func settle<Entry: TimedEntry, Result: TransitionResult>(
+        _ result: Result, _ slot: inout Slot<Entry>, key: Entry.Key, ids: inout IDSource
+    ) -> Result {
         // The usual case, a timer that already wakes in time, is decided here; moving it is
         // out of line, which keeps every call's entry path smaller.
         if let wake = result.timerWake, slot.timer == nil || wake < slot.timerDeadline {

@@ -32,6 +32,19 @@ extension ThrottleState.CallResult: TransitionResult {
     var timerWake: Duration? { wake }
 }
 
+/// A throttle call, as the registry's door applies it.
+struct ThrottleCall: EntryCall {
+    let now: Duration
+    let duration: Duration
+    let option: ThrottleOptions
+    let payload: Operation
+
+    @inline(__always)
+    func apply(to entry: inout ThrottleState<Operation>) -> ThrottleState<Operation>.CallResult {
+        entry.call(at: now, duration: duration, option: option, payload: payload)
+    }
+}
+
 extension TempoRegistry {
     /// Applies a throttle call. Returns the task that runs it when it runs at once and is an
     /// ``AsyncOperation``, else `nil`.
@@ -44,8 +57,24 @@ extension TempoRegistry {
             return operation.launch(clock, reporting: stamp(.throttle, key, at: now))
         }
         let result = enter(
-            ThrottleState<Operation>.self, key, ticket: operation.ticket, new: { ThrottleState() }
-        ) { $0.call(at: now, duration: duration, option: option, payload: operation) }
+            ThrottleCall(now: now, duration: duration, option: option, payload: operation), key,
+            ticket: operation.ticket, new: { ThrottleState() })
+        // The usual call inside a window, dropped or kept for the window's end, with nobody
+        // observing and no drain: its dropped call is let go here, with no stamp to make;
+        // anything else is carried out of line, which keeps every call's path small.
+        if result.catchUp == nil, result.runNow == nil, !events.isObserved, !isDraining {
+            result.dropped?.discard(reporting: nil)
+            return nil
+        }
+        return finishThrottle(result, key, at: now)
+    }
+
+    /// Carries out a throttle call's result: its runs and its drop, each reported, and the
+    /// flush of a call left pending during a drain.
+    @inline(never)
+    private func finishThrottle(
+        _ result: ThrottleState<Operation>.CallResult, _ key: GroupKey, at now: Duration
+    ) -> Task<Void, Never>? {
         let report = stamp(.throttle, key, at: now)
         result.catchUp?.launch(clock, reporting: report)
         result.dropped?.discard(reporting: report)
