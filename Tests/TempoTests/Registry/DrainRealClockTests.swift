@@ -144,8 +144,9 @@ import Testing
         // pool until the test opens the gate, and in a parallel run on two cores another test
         // may hold the other one until a timer of its own fires, which needs a thread of the
         // pool too. Were this test's polls and drains to wait for the pool, neither could go
-        // on (a CI run stalled 60 s that way). From its own thread the test opens the gate
-        // whatever the pool is doing.
+        // on (a CI run stalled 60 s that way). From its own thread the test reaches the gate
+        // without a thread of the pool (a poll's wake-up may wait about a second for the
+        // system to add a worker thread when both are held, no more).
         let executor = ThreadExecutor()
         defer { executor.stop() }
         await withTaskExecutorPreference(executor) {

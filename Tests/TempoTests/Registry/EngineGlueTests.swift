@@ -89,6 +89,37 @@ import Testing
         #expect(ran.all == ["a", "b", "c"])
     }
 
+    // A late timer, with nobody observing and no drain: the call that finds the group's call
+    // overdue runs it as a catch-up even when the call itself is only kept for later (the
+    // calls' usual path, which skips the reports, must not skip the catch-up).
+    @Test func aLateCallRunsAsACatchUpWhenTheCallThatFindsItIsKeptForLater() {
+        let clock = ScriptedClock()
+        let registry = TempoRegistry(clock: clock)
+        let ran = Log<String>()
+        registry.withCurrent {
+            debounce(.seconds(1), identifier: "d", by: .taskContext) { ran.append("d1") }
+        }
+        clock.set(.seconds(3))  // "d1" was due at 1 s; its timer is late
+        registry.withCurrent {
+            debounce(.seconds(1), identifier: "d", by: .taskContext) { ran.append("d2") }
+        }
+        #expect(ran.all == ["d1"])  // "d2" is pending, due at 4 s
+        func call(_ label: String) {
+            registry.withCurrent {
+                throttle(.seconds(1), identifier: "t", by: .taskContext, option: .ensureLast) {
+                    ran.append(label)
+                }
+            }
+        }
+        call("t1")  // 3 s: runs, opens [3 s, 4 s)
+        clock.set(.milliseconds(3_500))
+        call("t2")  // the trailing call, due at 4 s
+        clock.set(.milliseconds(4_200))  // its timer is late: "t2" ran as of 4 s, window [4, 5)
+        call("t3")  // "t2" runs as a catch-up; "t3" is the new trailing call, due at 5 s
+        #expect(ran.all == ["d1", "t1", "t2"])
+        #expect(registry.snapshot().entries.count == 2)
+    }
+
     @Test func aLateEnsureLastTrailingCallRunsBeforeTheNewLeadingRun() {
         let clock = ScriptedClock()
         let registry = TempoRegistry(clock: clock)
