@@ -6,7 +6,8 @@
 /// finds the group idle also runs at once. With ``DebounceOptions/leading`` only the first call
 /// of a burst runs, at once, and every call pushes the end of the burst out (a double-submit
 /// guard). An operation already running is never cancelled by a newer call. A `duration` of
-/// zero or less runs the operation at once.
+/// zero or less runs the operation at once, outside its group: a call the group holds still
+/// runs at its own instant.
 ///
 /// `maxWait` bounds the trailing modes (`.default`, `.runFirst`): a burst that never pauses
 /// still runs its latest call no later than `maxWait` after the burst's first call, and then no

@@ -71,7 +71,8 @@ public final class TempoRegistry: Sendable {
     /// ```
     ///
     /// - Parameter clock: Any clock measured in `Duration`. Instants are kept as offsets from
-    ///   the clock's reading when the registry is made.
+    ///   the clock's reading when the registry is made; on a `TempoTesting.ManualClock`, as
+    ///   the clock's own offsets.
     public convenience init<C: Clock>(clock: C) where C.Duration == Duration {
         self.init(clock: clock, shardCount: Self.defaultShardCount)
     }
@@ -268,8 +269,10 @@ public final class TempoRegistry: Sendable {
         return total
     }
 
-    /// The time on this registry's clock, as an offset from when the registry was made: the
-    /// scale of ``PendingCall/runsAt`` and of ``TempoSnapshot``'s instants.
+    /// The time on this registry's clock, as an offset from when the registry was made (on a
+    /// `TempoTesting.ManualClock`, the clock's own offset, so a registry made on
+    /// `ManualClock(now: .init(offset: .seconds(10)))` reads 10 s): the scale of
+    /// ``PendingCall/runsAt`` and of ``TempoSnapshot``'s instants.
     ///
     /// ```swift
     /// if let runsAt = registry.pendingDebounce(identifier: "save")?.runsAt {

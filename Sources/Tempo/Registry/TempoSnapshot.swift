@@ -1,8 +1,9 @@
 /// What a ``TempoRegistry`` holds at one moment: the answer to "which timers are still alive
 /// in my app?". Made by ``TempoRegistry/snapshot()``.
 ///
-/// Instants are offsets on the registry's clock from when the registry was made; ``now`` is
-/// the reading the snapshot was taken at, so `entry.runsAt - snapshot.now` is the time left.
+/// Instants are offsets on the registry's clock from when the registry was made (on a
+/// `TempoTesting.ManualClock`, the clock's own offsets); ``now`` is the reading the snapshot
+/// was taken at, so `entry.runsAt - snapshot.now` is the time left.
 ///
 /// ```swift
 /// let snapshot = TempoRegistry.shared.snapshot()

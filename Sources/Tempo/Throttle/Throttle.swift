@@ -6,7 +6,8 @@
 /// ``ThrottleOptions/ensureLast`` the latest dropped call also runs when the window closes,
 /// which opens the next window. With ``ThrottleOptions/trailing`` the call that finds the
 /// window closed opens it without running, and the latest call runs when it closes. A
-/// `duration` of zero or less runs the operation at once.
+/// `duration` of zero or less runs the operation at once, outside its group: a call the group
+/// keeps for its window's end still runs then.
 ///
 /// Control a group by its identifier with ``cancelThrottle(identifier:)``,
 /// ``flushThrottle(identifier:)`` and ``pendingThrottle(identifier:)``.

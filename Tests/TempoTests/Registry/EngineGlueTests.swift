@@ -120,6 +120,33 @@ import Testing
         #expect(registry.snapshot().entries.count == 2)
     }
 
+    // A duration of zero or less runs the call at once, outside its group: the call the group
+    // holds is left as it is, and runs at its own instant.
+    @Test func aCallOfZeroDurationLeavesItsGroupsPendingCallAsItIs() {
+        let clock = ScriptedClock()
+        let registry = TempoRegistry(clock: clock)
+        let ran = Log<String>()
+        registry.withCurrent {
+            debounce(.seconds(1), identifier: "d", by: .taskContext) { ran.append("d1") }
+            throttle(.seconds(1), identifier: "t", by: .taskContext, option: .ensureLast) {
+                ran.append("t1")
+            }
+            throttle(.seconds(1), identifier: "t", by: .taskContext, option: .ensureLast) {
+                ran.append("t2")
+            }
+        }
+        clock.set(.milliseconds(500))
+        registry.withCurrent {
+            debounce(.zero, identifier: "d", by: .taskContext) { ran.append("d0") }
+            throttle(.seconds(-1), identifier: "t", by: .taskContext, option: .ensureLast) {
+                ran.append("t0")
+            }
+            #expect(pendingDebounce(identifier: "d")?.runsAt == .seconds(1))
+            #expect(pendingThrottle(identifier: "t")?.runsAt == .seconds(1))
+        }
+        #expect(ran.all == ["t1", "d0", "t0"])
+    }
+
     @Test func aLateEnsureLastTrailingCallRunsBeforeTheNewLeadingRun() {
         let clock = ScriptedClock()
         let registry = TempoRegistry(clock: clock)
